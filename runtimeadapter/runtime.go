@@ -1,0 +1,153 @@
+// Package runtimeadapter is actorlet's only door to containers.
+//
+// Runtime is deliberately small: every method takes a context first, returns
+// one of the documented sentinel errors (wrapped with %w, so test with
+// errors.Is) or an adapter-specific error, and never blocks past ctx.
+// Two implementations ship with actorlet: runtimeadapter/docker (the real
+// one) and runtimeadapter/fake (in memory, for tests).
+package runtimeadapter
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Adapters wrap them with %w and name the object.
+var (
+	// ErrNotFound: the container or image does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrNameConflict: CreateContainer found a container with that name
+	// already. The error is a *NameConflictError carrying the existing ID so
+	// the caller can adopt it instead of creating a duplicate.
+	ErrNameConflict = errors.New("container name already in use")
+	// ErrUnavailable: the runtime could not be reached or did not answer in
+	// time. Callers must not read it as "no containers".
+	ErrUnavailable = errors.New("runtime unavailable")
+)
+
+// NameConflictError is returned (wrapped) by CreateContainer when a container
+// with the requested name exists. errors.Is(err, ErrNameConflict) holds.
+type NameConflictError struct {
+	Name string
+	ID   string // ID of the existing container; may be empty if unknown
+}
+
+func (e *NameConflictError) Error() string {
+	return "container " + e.Name + ": " + ErrNameConflict.Error() + " by " + e.ID
+}
+
+// Unwrap makes errors.Is(err, ErrNameConflict) true.
+func (e *NameConflictError) Unwrap() error { return ErrNameConflict }
+
+// State is a container's state as the PLEG sees it.
+type State string
+
+const (
+	StateRunning State = "running"
+	StateExited  State = "exited"
+	// StateUnknown covers created, paused, restarting and removing.
+	StateUnknown State = "unknown"
+)
+
+// Container is one observed container.
+type Container struct {
+	ID     string
+	Name   string // runtime name, without a leading "/"
+	Image  string
+	Labels map[string]string
+	State  State
+	// RawState is the runtime's own word (Docker: created, running, paused,
+	// restarting, removing, exited, dead).
+	RawState   string
+	ExitCode   int
+	Reason     string // e.g. "OOMKilled", "Error", "Completed" when exited
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// IP is the container's address on its network, if any (sandboxes).
+	IP string
+}
+
+// ListResult is one consistent listing.
+type ListResult struct {
+	Containers []Container
+	// ObservedAt is when the listing was requested: everything the runtime
+	// did before it is reflected. Used to order observations.
+	ObservedAt time.Time
+}
+
+// ContainerSpec is what CreateContainer needs. Adapters add the log driver
+// and the "no" restart policy themselves.
+type ContainerSpec struct {
+	Name       string // deterministic runtime name, see ContainerName
+	Image      string
+	Entrypoint []string // v1.Container.Command; nil keeps the image's
+	Cmd        []string // v1.Container.Args; nil keeps the image's
+	Env        []string // KEY=VALUE
+	WorkingDir string
+	Labels     map[string]string
+	// NetworkMode: "" (runtime default bridge), "host", "none" or
+	// "container:<id>" to join a sandbox.
+	NetworkMode string
+	Hostname    string
+}
+
+// ListOptions narrows List. Node must be set: adapters only ever return
+// containers labelled for that node.
+type ListOptions struct {
+	Node string
+	// PodUID, when set, narrows to one pod.
+	PodUID string
+	// All includes exited containers (the PLEG needs them).
+	All bool
+}
+
+// Runtime is the container runtime as actorlet needs it.
+//
+// Errors: ErrNotFound, ErrNameConflict (CreateContainer only),
+// ErrUnavailable; all wrapped. A failed List is an error, never an empty
+// result.
+type Runtime interface {
+	// List returns the managed containers matching opts (see ListOptions).
+	List(ctx context.Context, opts ListOptions) (ListResult, error)
+	// Inspect returns one container by ID or name.
+	Inspect(ctx context.Context, id string) (Container, error)
+	// EnsureImage makes image available locally (pulling if the adapter can).
+	EnsureImage(ctx context.Context, image string) error
+	// Create creates (does not start) a container and returns its ID.
+	Create(ctx context.Context, spec ContainerSpec) (string, error)
+	// Start starts a created container.
+	Start(ctx context.Context, id string) error
+	// Stop sends SIGTERM (or the image's stop signal) and SIGKILL after
+	// grace. Stopping a stopped container is not an error.
+	Stop(ctx context.Context, id string, grace time.Duration) error
+	// Remove removes a stopped container (forcing if it still runs).
+	// Removing a missing container returns ErrNotFound.
+	Remove(ctx context.Context, id string) error
+}
+
+// EventKind names a runtime event that matters to the PLEG.
+type EventKind string
+
+const (
+	EventStart   EventKind = "start"
+	EventDie     EventKind = "die"
+	EventOOM     EventKind = "oom"
+	EventDestroy EventKind = "destroy"
+)
+
+// Event is one runtime event about a managed container.
+type Event struct {
+	Kind        EventKind
+	ContainerID string
+	Labels      map[string]string
+	Time        time.Time
+}
+
+// EventSource is implemented by runtimes that can stream events (Docker).
+// It is optional: the relist remains the safety net. The channel closes when
+// ctx ends or the stream breaks; the error channel then says why.
+type EventSource interface {
+	Events(ctx context.Context, node string) (<-chan Event, <-chan error)
+}
