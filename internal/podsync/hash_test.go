@@ -1,0 +1,51 @@
+package podsync
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// The golden values pin the hash: if this test fails, an upgrade of
+// actorlet would restart every running container. Change it only with a
+// migration plan.
+func TestContainerHashGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		c    v1.Container
+		want string
+	}{
+		{"minimal", v1.Container{Name: "app", Image: "actorlet/testworkload:0.1.0"}, "738f937f"},
+		{"full", v1.Container{Name: "web", Image: "img:1", Command: []string{"/bin/x"}, Args: []string{"-v"},
+			WorkingDir: "/w", Env: []v1.EnvVar{{Name: "A", Value: "1"}},
+			Ports: []v1.ContainerPort{{ContainerPort: 80, Protocol: v1.ProtocolTCP}}}, "32b533ef"},
+	}
+	for _, tt := range tests {
+		if got := ContainerHash(&tt.c); got != tt.want {
+			t.Errorf("%s: hash %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestContainerHashIgnoresUnrunFields(t *testing.T) {
+	a := v1.Container{Name: "app", Image: "i:1"}
+	b := a
+	b.TerminationMessagePath = "/dev/termination-log"
+	b.ImagePullPolicy = v1.PullIfNotPresent
+	if ContainerHash(&a) != ContainerHash(&b) {
+		t.Fatal("defaults of fields actorlet does not run changed the hash")
+	}
+	b.Image = "i:2"
+	if ContainerHash(&a) == ContainerHash(&b) {
+		t.Fatal("an image change did not change the hash")
+	}
+}
+
+func TestSandboxHash(t *testing.T) {
+	p := &v1.Pod{}
+	h1 := SandboxHash(p)
+	p.Spec.HostNetwork = true
+	if SandboxHash(p) == h1 {
+		t.Fatal("hostNetwork change did not change the sandbox hash")
+	}
+}

@@ -1,0 +1,175 @@
+package podsync
+
+import (
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// ContainerIDScheme prefixes container IDs in statuses, as Kubernetes'
+// "<runtime>://<id>".
+const ContainerIDScheme = "docker://"
+
+// Status computes the pod's status from its spec, its containers and the
+// plan last computed for them (for waiting reasons). Phase follows the
+// kubelet's rules: any container that has never run makes the pod Pending;
+// otherwise a running container makes it Running; with all stopped,
+// restartPolicy decides between Running (Always, or OnFailure with a
+// failure), Succeeded (all exited 0) and Failed (Never with a failure).
+func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.PodStatus {
+	g := group(containers)
+	st := v1.PodStatus{}
+	var sb *runtimeadapter.Container
+	if len(g.sandboxes) > 0 {
+		sb = &g.sandboxes[0]
+	}
+	sbRunning := sb != nil && sb.State == runtimeadapter.StateRunning
+	if sbRunning && !pod.Spec.HostNetwork && sb.IP != "" {
+		st.PodIP = sb.IP
+		st.PodIPs = []v1.PodIP{{IP: sb.IP}}
+	}
+	starting := map[string]bool{}
+	for _, s := range plan.Start {
+		starting[s.Name] = true
+	}
+
+	var waiting, running, stopped, succeeded, failed int
+	allReady := true
+	for _, c := range pod.Spec.Containers {
+		cs := containerStatus(&c, g.apps[c.Name], plan.Waiting[c.Name], starting[c.Name])
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+		if !cs.Ready {
+			allReady = false
+		}
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			} else {
+				failed++
+			}
+		case cs.LastTerminationState.Terminated != nil:
+			stopped++
+			if cs.LastTerminationState.Terminated.ExitCode == 0 {
+				succeeded++
+			} else {
+				failed++
+			}
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case waiting > 0:
+		st.Phase = v1.PodPending
+	case running > 0:
+		st.Phase = v1.PodRunning
+	case stopped > 0:
+		switch pod.Spec.RestartPolicy {
+		case v1.RestartPolicyNever:
+			if failed > 0 {
+				st.Phase = v1.PodFailed
+			} else {
+				st.Phase = v1.PodSucceeded
+			}
+		case v1.RestartPolicyOnFailure:
+			if failed > 0 {
+				st.Phase = v1.PodRunning
+			} else {
+				st.Phase = v1.PodSucceeded
+			}
+		default:
+			st.Phase = v1.PodRunning
+		}
+	default:
+		st.Phase = v1.PodPending
+	}
+	if plan.Done {
+		if failed > 0 {
+			st.Phase = v1.PodFailed
+		} else {
+			st.Phase = v1.PodSucceeded
+		}
+	}
+	cond := func(t v1.PodConditionType, ok bool) v1.PodCondition {
+		s := v1.ConditionFalse
+		if ok {
+			s = v1.ConditionTrue
+		}
+		return v1.PodCondition{Type: t, Status: s}
+	}
+	ready := allReady && len(pod.Spec.Containers) > 0
+	st.Conditions = []v1.PodCondition{
+		cond(v1.PodReadyToStartContainers, sbRunning),
+		cond(v1.PodInitialized, true),
+		cond(v1.ContainersReady, ready),
+		cond(v1.PodReady, ready),
+	}
+	return st
+}
+
+func terminated(c *runtimeadapter.Container) *v1.ContainerStateTerminated {
+	reason := c.Reason
+	if reason == "" {
+		reason = "Error"
+		if c.ExitCode == 0 {
+			reason = "Completed"
+		}
+	}
+	return &v1.ContainerStateTerminated{
+		ExitCode:    int32(c.ExitCode),
+		Reason:      reason,
+		StartedAt:   metav1.NewTime(c.StartedAt),
+		FinishedAt:  metav1.NewTime(c.FinishedAt),
+		ContainerID: ContainerIDScheme + c.ID,
+	}
+}
+
+func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Waiting, starting bool) v1.ContainerStatus {
+	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	if len(insts) == 0 {
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		return cs
+	}
+	latest := &insts[0]
+	cs.RestartCount = int32(restarts(latest))
+	cs.ContainerID = ContainerIDScheme + latest.ID
+	var prev *runtimeadapter.Container
+	if len(insts) > 1 && insts[1].State == runtimeadapter.StateExited {
+		prev = &insts[1]
+	}
+	switch latest.State {
+	case runtimeadapter.StateRunning:
+		cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(latest.StartedAt)}
+		cs.Ready = true
+		t := true
+		cs.Started = &t
+		if prev != nil {
+			cs.LastTerminationState.Terminated = terminated(prev)
+		}
+	case runtimeadapter.StateExited:
+		if w.Reason != "" || starting {
+			reason, msg := w.Reason, w.Message
+			if reason == "" {
+				reason = "ContainerCreating"
+			}
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: reason, Message: msg}
+			cs.LastTerminationState.Terminated = terminated(latest)
+		} else {
+			cs.State.Terminated = terminated(latest)
+			if prev != nil {
+				cs.LastTerminationState.Terminated = terminated(prev)
+			}
+		}
+	default:
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		if prev != nil {
+			cs.LastTerminationState.Terminated = terminated(prev)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,72 @@
+package podsync
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+func TestStatusPhase(t *testing.T) {
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	always := testPod(v1.RestartPolicyAlways, "a", "b")
+	never := testPod(v1.RestartPolicyNever, "a", "b")
+	onFail := testPod(v1.RestartPolicyOnFailure, "a", "b")
+	sb := func(p *v1.Pod) runtimeadapter.Container { return inst(p, "POD", 0, R, 0) }
+	tests := []struct {
+		name      string
+		pod       *v1.Pod
+		cs        []runtimeadapter.Container
+		wantPhase v1.PodPhase
+		wantReady bool
+	}{
+		{"nothing yet", always, nil, v1.PodPending, false},
+		{"one never started", always, []runtimeadapter.Container{sb(always), inst(always, "a", 0, R, 0)}, v1.PodPending, false},
+		{"all running", always, []runtimeadapter.Container{sb(always), inst(always, "a", 0, R, 0), inst(always, "b", 0, R, 0)}, v1.PodRunning, true},
+		{"Always, all exited: Running (restarting)", always, []runtimeadapter.Container{sb(always), inst(always, "a", 0, X, 0), inst(always, "b", 0, X, 1)}, v1.PodRunning, false},
+		{"Never, all exited 0: Succeeded", never, []runtimeadapter.Container{inst(never, "a", 0, X, 0), inst(never, "b", 0, X, 0)}, v1.PodSucceeded, false},
+		{"Never, one failed: Failed", never, []runtimeadapter.Container{inst(never, "a", 0, X, 0), inst(never, "b", 0, X, 2)}, v1.PodFailed, false},
+		{"OnFailure, one failed: Running", onFail, []runtimeadapter.Container{sb(onFail), inst(onFail, "a", 0, X, 0), inst(onFail, "b", 0, X, 2)}, v1.PodRunning, false},
+		{"OnFailure, all 0: Succeeded", onFail, []runtimeadapter.Container{inst(onFail, "a", 0, X, 0), inst(onFail, "b", 0, X, 0)}, v1.PodSucceeded, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: t0.Add(5 * 60e9), Backoff: fixedBackoff(1e12)})
+			st := Status(tt.pod, tt.cs, plan)
+			if st.Phase != tt.wantPhase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.wantPhase)
+			}
+			var ready bool
+			for _, c := range st.Conditions {
+				if c.Type == v1.PodReady {
+					ready = c.Status == v1.ConditionTrue
+				}
+			}
+			if ready != tt.wantReady {
+				t.Errorf("ready %v, want %v", ready, tt.wantReady)
+			}
+		})
+	}
+}
+
+func TestContainerStatusCrashLoop(t *testing.T) {
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	cs := []runtimeadapter.Container{inst(pod, "POD", 0, runtimeadapter.StateRunning, 0),
+		inst(pod, "app", 1, runtimeadapter.StateExited, 3), inst(pod, "app", 0, runtimeadapter.StateExited, 3)}
+	plan := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(61e9), Backoff: fixedBackoff(300e9)})
+	st := Status(pod, cs, plan)
+	c := st.ContainerStatuses[0]
+	if c.State.Waiting == nil || c.State.Waiting.Reason != "CrashLoopBackOff" {
+		t.Fatalf("state %+v, want waiting CrashLoopBackOff", c.State)
+	}
+	if c.RestartCount != 1 {
+		t.Errorf("restartCount %d, want 1", c.RestartCount)
+	}
+	if lt := c.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 3 || lt.ContainerID != "docker://app-1" || lt.Reason != "Error" {
+		t.Errorf("lastState %+v", c.LastTerminationState)
+	}
+	if st.Phase != v1.PodRunning {
+		t.Errorf("phase %s, want Running", st.Phase)
+	}
+}
