@@ -103,3 +103,23 @@ type GetPodStatuses struct{}
 type PodStatuses struct {
 	Pods []*v1.Pod // spec and last reported status, copies
 }
+
+// SpecRequest is sent by a pod actor to its parent (the router) when it
+// starts, including after a supervisor restart, so it rebuilds its spec from
+// the router and its containers from the runtime rather than from memory.
+// The router answers with the last PodSpec or PodRemoved for the UID.
+type SpecRequest struct {
+	UID types.UID
+}
+
+// PodActorFailed is sent by the router to the node when a pod actor was
+// stopped by its supervisor after too many restarts (panics). The pod is
+// reported Failed; the node and every other pod go on.
+type PodActorFailed struct {
+	UID types.UID
+}
+
+// RouterStarted is sent by the router to the node each time it starts. A
+// router restarted by its supervisor has lost its pod actors, so the node
+// sends it every pod again (the pod actors rebuild from the runtime).
+type RouterStarted struct{}

@@ -1,0 +1,42 @@
+# actorlet — build, run the example pods, test.
+#   make run         build everything and run the agent on examples/
+#   make test        all tests (Docker integration tests included)
+#   make clean-pods  remove the containers `make run` left
+
+GO       ?= go
+NODE     ?= actorlet-demo
+ROOT_DIR ?= $(CURDIR)/build/root
+PAUSE_BIN := internal/pauseimage/bin/pause
+TEST_FLAGS ?= -race -count=1 -timeout 20m
+
+.PHONY: all build images run test clean-pods clean
+
+all: build
+
+# The pause binary is embedded in actorlet, which builds the
+# actorlet/pause image from it when the image is missing.
+$(PAUSE_BIN): $(wildcard images/pause/*.go)
+	CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $@ ./images/pause
+
+build: $(PAUSE_BIN)
+	CGO_ENABLED=0 $(GO) build -o bin/actorlet ./cmd/actorlet
+
+# The test workload image the examples run (built from ./images/testworkload).
+images:
+	$(GO) run ./internal/testimages/cmd/buildimages
+
+run: build images
+	@echo "actorlet: node $(NODE), manifests examples/ (Ctrl-C leaves the pods running; make clean-pods removes them)"
+	@echo "watch: docker ps --filter label=io.actorlet.node=$(NODE)"
+	./bin/actorlet run --manifests examples --node-name $(NODE) --root-dir $(ROOT_DIR)
+
+test: $(PAUSE_BIN)
+	$(GO) vet ./...
+	$(GO) test $(TEST_FLAGS) ./...
+
+clean-pods:
+	@ids=$$(docker ps -aq --filter label=io.actorlet.node=$(NODE)); \
+	if [ -n "$$ids" ]; then docker rm -f $$ids >/dev/null && echo "removed: $$ids"; else echo "no containers of node $(NODE)"; fi
+
+clean:
+	rm -rf bin build $(PAUSE_BIN)

@@ -1,0 +1,71 @@
+// Package actors holds actorlet's actors: node, router, relist (the PLEG)
+// and one pod actor per pod UID. Each is a thin shell: it translates
+// messages, asks a pure function (internal/podsync, internal/pleg) what to
+// do, and runs slow runtime calls off its mailbox, reporting back as
+// messages.
+package actors
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// Defaults, with the source of each number.
+const (
+	// DefaultRelistPeriod is the PLEG's relist period (1 s, as the kubelet).
+	DefaultRelistPeriod = time.Second
+	// DefaultListTimeout bounds one list or inspect call (seconds, not the
+	// 2 min of slow calls: a stuck list must not stall the PLEG).
+	DefaultListTimeout = 10 * time.Second
+	// DefaultRuntimeTimeout bounds one create/start/remove call (2 min, as
+	// the kubelet's --runtime-request-timeout).
+	DefaultRuntimeTimeout = 2 * time.Minute
+	// syncRetryInitial and syncRetryMax bound the retry of a pod sync that
+	// failed (a runtime error), doubling in between.
+	syncRetryInitial = time.Second
+	syncRetryMax     = time.Minute
+)
+
+// Config is what the actor tree needs from its host.
+type Config struct {
+	NodeName string
+	Runtime  runtimeadapter.Runtime
+	// PodInfraImage is the sandbox image (must exist, or be pullable).
+	PodInfraImage string
+	RelistPeriod  time.Duration
+	Backoff       supervision.BackoffPolicy
+	// MaxPodRestarts within PodRestartWindow bound pod actor restarts
+	// after panics (defaults 5 in 1 min).
+	MaxPodRestarts   int
+	PodRestartWindow time.Duration
+	ListTimeout      time.Duration
+	RuntimeTimeout   time.Duration
+	Logger           *zap.Logger
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.RelistPeriod <= 0 {
+		c.RelistPeriod = DefaultRelistPeriod
+	}
+	if c.MaxPodRestarts <= 0 {
+		c.MaxPodRestarts = supervision.DefaultMaxRestarts
+	}
+	if c.PodRestartWindow <= 0 {
+		c.PodRestartWindow = supervision.DefaultRestartWindow
+	}
+	if c.ListTimeout <= 0 {
+		c.ListTimeout = DefaultListTimeout
+	}
+	if c.RuntimeTimeout <= 0 {
+		c.RuntimeTimeout = DefaultRuntimeTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}

@@ -1,0 +1,213 @@
+package actors
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/runtimeadapter/fake"
+)
+
+// A container that exits 1 s after each start is restarted at its exact
+// CrashLoopBackOff deadlines: finish + 10 s, 20 s, 40 s, with the restart
+// count rising by one each time and never two live instances.
+func TestCrashLoopRestartsAtBackoffDeadlines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("app", fake.Behavior{ExitCode: 1, ExitAfter: time.Second})
+		h := newHarness(t, rt)
+		h.start()
+		pod := testPod("crasher", "uid-crash", v1.RestartPolicyAlways, "app")
+		h.apply(pod)
+
+		prefix := "actorlet_app_crasher_default_"
+		waitFor(t, 200*time.Second, "four app creates", func() bool {
+			if n := len(h.live("uid-crash", "app")); n > 1 {
+				t.Fatalf("%d live app containers (invariant 1)", n)
+			}
+			return len(h.creates(prefix)) >= 4
+		})
+		got := h.creates(prefix)
+		first := got[0]
+		// exit 1 s after start; then wait 10 s, 20 s, 40 s after the finish.
+		want := []time.Duration{0, 11 * time.Second, 32 * time.Second, 73 * time.Second}
+		for i, w := range want {
+			if d := got[i].Sub(first); d != w {
+				t.Errorf("create %d at +%v, want +%v", i, d, w)
+			}
+		}
+		var counts []string
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelContainerName] == "app" {
+				counts = append(counts, c.Labels[runtimeadapter.LabelRestartCount])
+			}
+		}
+		// The newest dead instance is kept for --previous; older ones are removed.
+		if len(counts) > 2 {
+			t.Errorf("%d app instances kept (%v), want at most the live one and the newest dead one", len(counts), counts)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A status report shows CrashLoopBackOff while the restart waits.
+func TestStatusShowsCrashLoopBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("app", fake.Behavior{ExitCode: 2, ExitAfter: time.Second})
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("crasher", "uid-st", v1.RestartPolicyAlways, "app"))
+		time.Sleep(5 * time.Second) // exited at +1 s, restart due at +11 s
+		synctest.Wait()
+		res, err := h.sys.Root.RequestFuture(h.pid, &messages.GetPodStatuses{}, time.Second).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods := res.(*messages.PodStatuses).Pods
+		if len(pods) != 1 {
+			t.Fatalf("%d pods", len(pods))
+		}
+		cs := pods[0].Status.ContainerStatuses
+		if len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "CrashLoopBackOff" {
+			t.Fatalf("container status %+v, want waiting CrashLoopBackOff", cs)
+		}
+		if lt := cs[0].LastTerminationState.Terminated; lt == nil || lt.ExitCode != 2 {
+			t.Fatalf("lastState %+v, want terminated with exit 2", cs[0].LastTerminationState)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A labelled container of this node whose pod is not desired is an
+// orphan: untouched until every source has synced, then stopped within two
+// relists and removed. A container without labels is never touched, and
+// neither is one labelled for another node.
+func TestOrphansKilledOnlyAfterSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		labels := runtimeadapter.Meta{Node: testNode, PodUID: "ghost", PodName: "ghost", PodNamespace: "default",
+			ContainerName: "app", Type: runtimeadapter.TypeApp, GracePeriod: 5 * time.Second}.Labels()
+		orphan := rt.AddContainer(runtimeadapter.Container{Name: "orphan", Image: "work:1", Labels: labels, State: runtimeadapter.StateRunning})
+		other := runtimeadapter.Meta{Node: "node-b", PodUID: "ghost", ContainerName: "app", Type: runtimeadapter.TypeApp}.Labels()
+		otherNode := rt.AddContainer(runtimeadapter.Container{Name: "other-node", Image: "work:1", Labels: other, State: runtimeadapter.StateRunning})
+		foreign := rt.AddContainer(runtimeadapter.Container{Name: "foreign", Image: "work:1", Labels: map[string]string{"app": "x"}, State: runtimeadapter.StateRunning})
+
+		h := newHarness(t, rt)
+		h.start()
+		time.Sleep(5 * time.Second) // five relists, source not synced
+		synctest.Wait()
+		for _, c := range rt.Calls() {
+			if (c.Method == fake.MethodStop || c.Method == fake.MethodRemove) && c.Arg == orphan {
+				t.Fatalf("orphan touched before the source synced: %+v", c)
+			}
+		}
+		h.apply() // synced, empty
+		synced := time.Now()
+		waitFor(t, 2*time.Second+10*time.Millisecond, "the orphan to start stopping", func() bool {
+			return rt.CallCount(fake.MethodStop) > 0
+		})
+		waitFor(t, 5*time.Second+2*time.Second, "the orphan to be removed", func() bool {
+			for _, c := range rt.Containers() {
+				if c.ID == orphan {
+					return false
+				}
+			}
+			return true
+		})
+		if d := time.Since(synced); d > 7*time.Second {
+			t.Errorf("orphan gone after %v, want within grace (5 s) + two relists", d)
+		}
+		for _, c := range rt.Calls() {
+			if (c.Method == fake.MethodStop || c.Method == fake.MethodRemove) && (c.Arg == foreign || c.Arg == otherNode) {
+				t.Fatalf("a container that is not this node's was touched: %+v", c)
+			}
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// Removing a pod stops its app containers, then its sandbox, and removes
+// them all.
+func TestRemovedPodLeavesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("web", "uid-web", v1.RestartPolicyAlways, "a", "b"))
+		waitFor(t, 10*time.Second, "three containers", func() bool { return len(rt.Containers()) == 3 })
+		h.apply()
+		waitFor(t, 40*time.Second, "no containers", func() bool { return len(rt.Containers()) == 0 })
+		h.stop()
+		rt.Close()
+	})
+}
+
+// Invariant 4: stopping the actor tree and starting a new one on the same
+// runtime recreates nothing that is still running.
+func TestRestartOfAgentRecreatesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		pod := testPod("web", "uid-web", v1.RestartPolicyAlways, "a", "b")
+		h.apply(pod)
+		waitFor(t, 10*time.Second, "three running containers", func() bool { return len(rt.Running("uid-web", "a")) == 1 && len(rt.Running("uid-web", "b")) == 1 })
+		h.stop()
+		before := rt.CallCount(fake.MethodCreate)
+
+		h2 := newHarness(t, rt)
+		h2.start()
+		h2.apply(pod)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if n := rt.CallCount(fake.MethodCreate); n != before {
+			t.Fatalf("%d creates after restart, want none", n-before)
+		}
+		if n := rt.CallCount(fake.MethodStop); n != 0 {
+			t.Fatalf("%d stops after restart, want none", n)
+		}
+		h2.stop()
+		rt.Close()
+	})
+}
+
+// A real edit of a static pod gives it a new UID under the same name: the
+// replacement's sandbox is created only once the old pod has fully stopped.
+func TestReplacementStartsAfterOldStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("app", fake.Behavior{RunForever: true, IgnoreSIGTERM: true})
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("web", "uid-old", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 10*time.Second, "old running", func() bool { return len(rt.Running("uid-old", "app")) == 1 })
+		h.apply(testPod("web", "uid-new", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 60*time.Second, "new running", func() bool { return len(rt.Running("uid-new", "app")) == 1 })
+		var lastOldRemove, firstNewCreate time.Time
+		for _, c := range rt.Calls() {
+			if c.Method == fake.MethodRemove {
+				lastOldRemove = c.Time
+			}
+			if c.Method == fake.MethodCreate && firstNewCreate.IsZero() && c.Arg == "actorlet_POD_web_default_uid-new_0" {
+				firstNewCreate = c.Time
+			}
+		}
+		if firstNewCreate.Before(lastOldRemove) || firstNewCreate.IsZero() {
+			t.Fatalf("new sandbox created at %v, before the old pod was removed at %v", firstNewCreate, lastOldRemove)
+		}
+		// The old app ignored SIGTERM: it was killed at the 30 s grace.
+		if d := lastOldRemove.Sub(h.creates("actorlet_app_web_default_uid-old")[0]); d < 30*time.Second {
+			t.Errorf("old pod removed %v after start; its grace period is 30 s", d)
+		}
+		h.stop()
+		rt.Close()
+	})
+}

@@ -1,0 +1,439 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// podActor owns one pod's containers. Its state is rebuilt from the
+// runtime (a list by pod UID) whenever it starts, including after a
+// restart by its supervisor; its spec comes from the router.
+//
+// One sync runs at a time, off the mailbox, as the kubelet's pod worker:
+// compute a plan, carry it out in a goroutine, list the pod's containers,
+// report back with a syncDone. Events that arrive meanwhile mark the pod
+// dirty and trigger one more sync after it.
+type podActor struct {
+	cfg  Config
+	uid  types.UID
+	node *actor.PID
+	log  *zap.Logger
+
+	pod     *v1.Pod // desired spec; nil when removed or not known yet
+	known   bool    // a spec or removal has arrived
+	removed bool
+
+	containers []runtimeadapter.Container
+	observedAt time.Time
+	listed     bool // the first list has come back
+
+	syncing bool
+	dirty   bool
+
+	crashLoops map[string]*supervision.CrashLoop // by container name + spec hash
+	retry      time.Duration                     // next retry delay after a failed sync
+	timer      *time.Timer
+	timerGen   uint64
+	timerAt    time.Time
+
+	startTime  time.Time
+	lastStatus *v1.PodStatus
+}
+
+// Messages private to the pod actor (they never leave it).
+type (
+	syncDone struct {
+		containers []runtimeadapter.Container
+		observedAt time.Time
+		listErr    error
+		errs       []error
+	}
+	resyncTimer struct{ gen uint64 }
+)
+
+func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &podActor{
+			cfg: cfg, uid: uid, node: node,
+			log:        cfg.Logger.With(zap.String("podUID", string(uid))),
+			crashLoops: map[string]*supervision.CrashLoop{},
+		}
+	})
+}
+
+func (a *podActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		// Rebuild from the runtime and ask the router for the spec (after
+		// a supervisor restart this actor remembers nothing).
+		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
+		a.startList(ctx)
+	case *actor.Stopping, *actor.Restarting:
+		a.stopTimer()
+	case *messages.PodSpec:
+		if a.pod != nil && m.Pod != nil && a.pod.Name != m.Pod.Name {
+			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
+		}
+		if !a.known && m.Pod != nil {
+			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
+			a.startTime = time.Now()
+		}
+		a.pod, a.known, a.removed = m.Pod, true, false
+		a.sync(ctx)
+	case *messages.PodRemoved:
+		a.known, a.removed = true, true
+		a.sync(ctx)
+	case *messages.PodTransitions:
+		for _, e := range m.Events {
+			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
+		}
+		a.observe(m.Containers, m.ObservedAt)
+		a.sync(ctx)
+	case *syncDone:
+		a.syncing = false
+		if m.listErr == nil {
+			a.observe(m.containers, m.observedAt)
+			a.listed = true
+		}
+		errs := m.errs
+		if m.listErr != nil {
+			errs = append(errs, m.listErr)
+		}
+		if len(errs) > 0 {
+			a.log.Warn("pod sync failed; retrying", zap.Errors("errors", errs), zap.Duration("retryIn", a.nextRetry()))
+			a.schedule(ctx, time.Now().Add(a.nextRetry()))
+			a.retry = min(max(a.retry*2, syncRetryInitial*2), syncRetryMax)
+		} else {
+			a.retry = 0
+		}
+		if len(errs) == 0 || a.dirty {
+			a.dirty = false
+			a.sync(ctx)
+		}
+	case *resyncTimer:
+		if m.gen != a.timerGen {
+			return // a stale timer from before a newer schedule
+		}
+		a.timer, a.timerAt = nil, time.Time{}
+		a.sync(ctx)
+	}
+}
+
+// startList reads the pod's containers from the runtime, off the mailbox;
+// the answer is a syncDone like any sync's.
+func (a *podActor) startList(ctx actor.Context) {
+	a.syncing = true
+	w := &worker{cfg: a.cfg, uid: a.uid, log: a.log}
+	self, sys := ctx.Self(), ctx.ActorSystem()
+	go func() {
+		done := &syncDone{}
+		defer func() {
+			if r := recover(); r != nil {
+				done.listErr = fmt.Errorf("pod %s: list panicked: %v", a.uid, r)
+			}
+			sys.Root.Send(self, done)
+		}()
+		done.containers, done.observedAt, done.listErr = w.list()
+	}()
+}
+
+func (a *podActor) nextRetry() time.Duration {
+	if a.retry == 0 {
+		return syncRetryInitial
+	}
+	return a.retry
+}
+
+// observe takes a listing of the pod's containers unless an
+// observation at least as new is already held: a stale listing never
+// overwrites a newer one.
+func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time) {
+	if at.Before(a.observedAt) {
+		return
+	}
+	a.containers, a.observedAt = cs, at
+}
+
+// RestartAt implements podsync.Backoff with one CrashLoop record per
+// container name and spec hash.
+func (a *podActor) RestartAt(_ *v1.Pod, name string, dead runtimeadapter.Container) time.Time {
+	key := name + "/" + dead.Labels[runtimeadapter.LabelContainerHash]
+	cl := a.crashLoops[key]
+	if cl == nil {
+		cl = supervision.NewCrashLoop(a.cfg.Backoff)
+		a.crashLoops[key] = cl
+	}
+	return cl.Observe(dead.ID, dead.StartedAt, dead.FinishedAt)
+}
+
+// sync plans and, when there is work, starts it off the mailbox.
+func (a *podActor) sync(ctx actor.Context) {
+	if a.syncing {
+		a.dirty = true
+		return
+	}
+	if !a.listed {
+		a.startList(ctx) // first, or a retry after a failed list
+		return
+	}
+	if !a.known {
+		return // wait for the spec
+	}
+	var pod *v1.Pod
+	if !a.removed {
+		pod = a.pod
+	}
+	now := time.Now()
+	plan := podsync.Compute(podsync.Input{
+		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a,
+	})
+	if pod != nil {
+		a.report(ctx, podsync.Status(pod, a.containers, plan))
+	}
+	if plan.Terminated {
+		a.log.Info("pod terminated: all containers removed")
+		ctx.Send(ctx.Parent(), &messages.Terminated{UID: a.uid})
+		return
+	}
+	if !plan.RequeueAt.IsZero() {
+		a.schedule(ctx, plan.RequeueAt)
+	}
+	for name, w := range plan.Waiting {
+		a.log.Debug("container waiting", zap.String("container", name), zap.String("reason", w.Reason), zap.String("message", w.Message))
+	}
+	if plan.Empty() {
+		return
+	}
+	a.syncing = true
+	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID}
+	self, sys := ctx.Self(), ctx.ActorSystem()
+	go func() {
+		done := &syncDone{}
+		defer func() {
+			if r := recover(); r != nil {
+				done.errs = append(done.errs, fmt.Errorf("pod %s: sync panicked: %v\n%s", a.uid, r, debug.Stack()))
+			}
+			sys.Root.Send(self, done)
+		}()
+		done.errs = w.run(plan)
+		done.containers, done.observedAt, done.listErr = w.list()
+	}()
+}
+
+// schedule arranges one resync at `at` (the earliest wins). Timers carry a
+// generation so that a stale one does nothing.
+func (a *podActor) schedule(ctx actor.Context, at time.Time) {
+	if a.timer != nil && !a.timerAt.After(at) {
+		return
+	}
+	a.stopTimer()
+	a.timerGen++
+	gen, self, sys := a.timerGen, ctx.Self(), ctx.ActorSystem()
+	a.timerAt = at
+	a.timer = time.AfterFunc(time.Until(at), func() { sys.Root.Send(self, &resyncTimer{gen: gen}) })
+}
+
+func (a *podActor) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer, a.timerAt = nil, time.Time{}
+	}
+}
+
+func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
+	if !a.startTime.IsZero() {
+		t := metav1.NewTime(a.startTime)
+		st.StartTime = &t
+	}
+	if a.lastStatus != nil && equality.Semantic.DeepEqual(*a.lastStatus, st) {
+		return
+	}
+	a.lastStatus = &st
+	ctx.Send(a.node, &messages.PodStatusReport{UID: a.uid, Namespace: a.pod.Namespace, Name: a.pod.Name, Status: st})
+}
+
+// worker carries out one plan against the runtime, off the actor.
+type worker struct {
+	cfg       Config
+	pod       *v1.Pod
+	uid       types.UID
+	log       *zap.Logger
+	sandboxID string
+}
+
+func (w *worker) call(timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), timeout)
+}
+
+// run executes plan: kills (apps in parallel, then sandboxes), the
+// sandbox, starts in spec order, removals. It returns every error; a
+// failed sandbox skips the starts.
+func (w *worker) run(plan podsync.Plan) []error {
+	var errs []error
+	var apps, sandboxes []podsync.Kill
+	for _, k := range plan.Kill {
+		if k.Container.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox) {
+			sandboxes = append(sandboxes, k)
+		} else {
+			apps = append(apps, k)
+		}
+	}
+	errs = append(errs, w.kill(apps)...)
+	errs = append(errs, w.kill(sandboxes)...)
+
+	if plan.CreateSandbox {
+		id, err := w.createSandbox(plan.SandboxAttempt)
+		if err != nil {
+			return append(errs, err)
+		}
+		w.sandboxID = id
+	}
+	for _, s := range plan.Start {
+		if err := w.start(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range plan.Remove {
+		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		err := w.cfg.Runtime.Remove(ctx, c.ID)
+		cancel()
+		if err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("pod %s: remove container %s: %w", w.podName(), c.Name, err))
+		}
+	}
+	return errs
+}
+
+func (w *worker) podName() string {
+	if w.pod == nil {
+		return string(w.uid)
+	}
+	return w.pod.Namespace + "/" + w.pod.Name
+}
+
+func (w *worker) kill(ks []podsync.Kill) []error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, k := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.log.Info("killing container", zap.String("container", k.Container.Labels[runtimeadapter.LabelContainerName]),
+				zap.String("id", short(k.Container.ID)), zap.String("reason", k.Reason), zap.Duration("grace", k.Grace))
+			ctx, cancel := w.call(k.Grace + w.cfg.RuntimeTimeout)
+			defer cancel()
+			if err := w.cfg.Runtime.Stop(ctx, k.Container.ID, k.Grace); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("pod %s: stop container %s: %w", w.podName(), k.Container.Name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// create creates spec, adopting an existing container of the same
+// deterministic name (a retried create after a crash), and starts it.
+func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, error) {
+	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	defer cancel()
+	id, err := w.cfg.Runtime.Create(ctx, spec)
+	var conflict *runtimeadapter.NameConflictError
+	if errors.As(err, &conflict) && conflict.ID != "" {
+		w.log.Info("adopting existing container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+		id, err = conflict.ID, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("pod %s: create container %s: %w", w.podName(), spec.Name, err)
+	}
+	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
+		return id, fmt.Errorf("pod %s: start container %s: %w", w.podName(), spec.Name, err)
+	}
+	return id, nil
+}
+
+func (w *worker) createSandbox(attempt int) (string, error) {
+	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("pod %s: sandbox image %s: %w", w.podName(), w.cfg.PodInfraImage, err)
+	}
+	id, err := w.createAndStart(podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt))
+	if err == nil {
+		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
+	}
+	return id, err
+}
+
+func (w *worker) start(s podsync.Start) error {
+	if s.AdoptID != "" {
+		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		defer cancel()
+		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+			return fmt.Errorf("pod %s: start created container %s: %w", w.podName(), s.Name, err)
+		}
+		return nil
+	}
+	var c *v1.Container
+	for i := range w.pod.Spec.Containers {
+		if w.pod.Spec.Containers[i].Name == s.Name {
+			c = &w.pod.Spec.Containers[i]
+		}
+	}
+	if c == nil {
+		return fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)
+	}
+	if c.ImagePullPolicy != v1.PullNever {
+		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		err := w.cfg.Runtime.EnsureImage(ctx, c.Image)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pod %s: container %s: image %s: %w", w.podName(), c.Name, c.Image, err)
+		}
+	}
+	id, err := w.createAndStart(podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts))
+	if err == nil {
+		w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
+			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+	}
+	return err
+}
+
+// list reads the pod's containers back after the plan ran.
+func (w *worker) list() ([]runtimeadapter.Container, time.Time, error) {
+	ctx, cancel := w.call(w.cfg.ListTimeout)
+	defer cancel()
+	res, err := w.cfg.Runtime.List(ctx, runtimeadapter.ListOptions{Node: w.cfg.NodeName, PodUID: string(w.uid), All: true})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
+	}
+	return res.Containers, res.ObservedAt, nil
+}
+
+func short(id string) string {
+	id = strings.TrimPrefix(id, "docker://")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

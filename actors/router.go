@@ -1,0 +1,90 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// router keeps pod UID → pod actor PID. It spawns a pod actor on the first
+// spec for a UID, forwards specs, removals and PLEG batches by UID, and
+// forgets the PID when the pod actor reports Terminated. Its props carry
+// the pod actors' supervisor strategy (bounded restarts, never escalating).
+type router struct {
+	cfg   Config
+	node  *actor.PID
+	log   *zap.Logger
+	pods  map[types.UID]*podEntry
+	byPID map[string]types.UID
+}
+
+type podEntry struct {
+	pid  *actor.PID
+	last any // *messages.PodSpec or *messages.PodRemoved, for SpecRequest
+}
+
+func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"),
+			pods: map[types.UID]*podEntry{}, byPID: map[string]types.UID{}}
+	}, actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))
+}
+
+func (r *router) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Send(ctx.Parent(), &messages.RouterStarted{})
+	case *messages.PodSpec:
+		e := r.pods[m.Pod.UID]
+		if e == nil {
+			pid, err := ctx.SpawnNamed(newPodProps(r.cfg, m.Pod.UID, r.node), "pod-"+string(m.Pod.UID))
+			if err != nil {
+				r.log.Error("spawn pod actor", zap.String("podUID", string(m.Pod.UID)), zap.Error(err))
+				return
+			}
+			e = &podEntry{pid: pid}
+			r.pods[m.Pod.UID] = e
+			r.byPID[pid.Id] = m.Pod.UID
+		}
+		e.last = m
+		ctx.Send(e.pid, m)
+	case *messages.PodRemoved:
+		if e := r.pods[m.UID]; e != nil {
+			e.last = m
+			ctx.Send(e.pid, m)
+			return
+		}
+		// No actor: nothing of ours runs for it that the node's orphan
+		// sweep would not find. Confirm so the node stops waiting.
+		ctx.Send(r.node, &messages.Terminated{UID: m.UID})
+	case *messages.PodTransitions:
+		if e := r.pods[m.UID]; e != nil {
+			ctx.Send(e.pid, m)
+		}
+		// A batch for a UID without an actor is a pod that is not desired:
+		// the node sees the same containers in the snapshot and kills them
+		// as orphans once every source has synced.
+	case *messages.SpecRequest:
+		if e := r.pods[m.UID]; e != nil && e.last != nil {
+			ctx.Respond(e.last)
+		}
+	case *messages.Terminated:
+		if e := r.pods[m.UID]; e != nil {
+			delete(r.byPID, e.pid.Id)
+			delete(r.pods, m.UID)
+			ctx.Stop(e.pid)
+		}
+		ctx.Send(r.node, m)
+	case *actor.Terminated:
+		// A pod actor stopped by its supervisor (past its restart limit).
+		if uid, ok := r.byPID[m.Who.Id]; ok {
+			delete(r.byPID, m.Who.Id)
+			delete(r.pods, uid)
+			r.log.Error("pod actor stopped after too many restarts", zap.String("podUID", string(uid)))
+			ctx.Send(r.node, &messages.PodActorFailed{UID: uid})
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/sources"
+)
+
+// NodeProps returns the props of a node actor for cfg, fed by srcs. The
+// node spawns its router and relist children when it starts and runs each
+// source in its own goroutine until it stops.
+func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
+	cfg = cfg.withDefaults()
+	names := make([]string, len(srcs))
+	for i, s := range srcs {
+		names[i] = s.Name()
+	}
+	log := cfg.Logger.Named("node")
+	run := func(ctx context.Context, self *actor.PID, sys *actor.ActorSystem) {
+		for _, s := range srcs {
+			go runSource(ctx, s, self, sys, log)
+		}
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &nodeActor{
+			cfg: cfg, log: log, sources: names,
+			sets: map[string][]*v1.Pod{}, synced: map[string]bool{},
+			desired: map[types.UID]*v1.Pod{}, sent: map[types.UID]bool{},
+			terminating: map[types.UID]string{}, statuses: map[types.UID]v1.PodStatus{},
+			orphanKills: map[string]bool{}, runSources: run,
+		}
+	}, actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
+		return actor.RestartDirective
+	})))
+}
+
+// runSource delivers a source's updates to the node as messages. A panic
+// in the source is recovered and reported, never fatal to the process.
+func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *actor.ActorSystem, log *zap.Logger) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("source %s panicked: %v\n%s", s.Name(), p, debug.Stack())
+			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: err})
+		}
+	}()
+	err := s.Run(ctx, func(u sources.Update) {
+		for _, p := range u.Problems {
+			log.Error("manifest problem", zap.String("source", u.Source), zap.Error(p))
+		}
+		if u.Err != nil {
+			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: u.Err})
+			return
+		}
+		sys.Root.Send(node, &messages.DesiredPods{Source: s.Name(), Pods: u.Pods})
+	})
+	if err != nil && ctx.Err() == nil {
+		sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: fmt.Errorf("source %s stopped: %w", s.Name(), err)})
+	}
+}
+
+// StopNode stops the node actor and its whole tree (children stop first)
+// and waits for it, at most timeout; protoactor's ActorSystem.Shutdown
+// stops no actors. Containers keep running. Runtime calls already under
+// way finish in the background within their own deadlines.
+func StopNode(root *actor.RootContext, pid *actor.PID, timeout time.Duration) error {
+	done := make(chan struct{})
+	watcher := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			c.Watch(pid) // a watch on a dead PID answers Terminated at once
+			c.Stop(pid)
+		case *actor.Terminated:
+			if m.Who.Equal(pid) {
+				close(done)
+			}
+		}
+	}))
+	defer root.Stop(watcher)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("stop node actor %s: not stopped within %s", pid.Id, timeout)
+	}
+}

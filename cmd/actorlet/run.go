@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/internal/logging"
+	"github.com/actorlet/actorlet/internal/nodelock"
+	"github.com/actorlet/actorlet/internal/pauseimage"
+	"github.com/actorlet/actorlet/internal/version"
+	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/sources/dir"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// exitTimeout bounds a graceful exit on SIGTERM or SIGINT.
+const exitTimeout = 10 * time.Second
+
+type runFlags struct {
+	manifests      string
+	nodeName       string
+	rootDir        string
+	podInfraImage  string
+	relistPeriod   time.Duration
+	backoffInitial time.Duration
+	backoffMax     time.Duration
+	logFormat      string
+	logLevel       string
+}
+
+func newRunCmd() *cobra.Command {
+	f := runFlags{}
+	host, _ := os.Hostname()
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node agent on the static pods in --manifests",
+		Long: `Run the node agent. It reads Kubernetes v1.Pod manifests (YAML or JSON) from
+the *.yaml, *.yml and *.json files directly in --manifests, as the kubelet's
+static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
+exits within 10 s and leaves the pods running; started again, it adopts them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.manifests, "manifests", "", "directory of static pod manifests (required)")
+	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container (default: the hostname)")
+	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
+	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
+	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period")
+	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff delay before the first restart (doubles per exit; 0 with --backoff-max 0 restarts at once)")
+	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
+	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	_ = cmd.MarkFlagRequired("manifests")
+	return cmd
+}
+
+func run(ctx context.Context, f runFlags) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log, err := logging.New(f.logFormat, f.logLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if f.nodeName == "" {
+		return fmt.Errorf("--node-name: empty, and the hostname is unknown")
+	}
+	manifests, err := filepath.Abs(f.manifests)
+	if err != nil {
+		return fmt.Errorf("--manifests %s: %w", f.manifests, err)
+	}
+	lock, err := nodelock.Acquire(f.rootDir, f.nodeName)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	rt, err := docker.New(docker.WithLogger(log.Named("docker")))
+	if err != nil {
+		return fmt.Errorf("docker: %w", err)
+	}
+	defer rt.Close()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = rt.Ping(pctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("docker: %w", err)
+	}
+	if f.podInfraImage == pauseimage.DefaultTag {
+		bctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := pauseimage.Ensure(bctx, rt, f.podInfraImage)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pod infra image %s: %w", f.podInfraImage, err)
+		}
+	}
+
+	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
+	cfg := actors.Config{
+		NodeName:      f.nodeName,
+		Runtime:       rt,
+		PodInfraImage: f.podInfraImage,
+		RelistPeriod:  f.relistPeriod,
+		Backoff: supervision.BackoffPolicy{
+			Initial: f.backoffInitial, Max: f.backoffMax, ResetAfter: supervision.DefaultBackoffResetAfter,
+		},
+		Logger: log,
+	}
+	var src sources.Source = dir.New(manifests, f.nodeName, dir.WithLogger(log.Named("source")))
+	pid, err := sys.Root.SpawnNamed(actors.NodeProps(cfg, src), "node")
+	if err != nil {
+		return fmt.Errorf("spawn node actor: %w", err)
+	}
+	log.Info("actorlet running", zap.String("version", version.Version), zap.String("node", f.nodeName),
+		zap.String("manifests", manifests), zap.Duration("relistPeriod", f.relistPeriod))
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		log.Info("signal received; stopping actors and leaving pods running", zap.String("signal", s.String()))
+	case <-ctx.Done():
+	}
+	if err := actors.StopNode(sys.Root, pid, exitTimeout); err != nil {
+		log.Warn("actor tree did not stop in time; exiting anyway", zap.Error(err))
+	}
+	sys.Shutdown()
+	return nil
+}

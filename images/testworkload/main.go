@@ -1,0 +1,183 @@
+// Command testworkload is the container actorlet's tests run. With no
+// configuration it prints "testworkload: started" and sleeps until SIGTERM
+// or SIGINT, then exits 0.
+//
+// Behaviour is set by flags or, so pod manifests can set it easily, by
+// environment variables named TW_ plus the flag name in upper case with
+// dashes as underscores (flags win over the environment):
+//
+//	--exit-code N            exit status when --exit-after fires (TW_EXIT_CODE; default 0)
+//	--exit-after DUR         exit after DUR, e.g. 200ms (TW_EXIT_AFTER; default never)
+//	--http ADDR              serve HTTP on ADDR, e.g. :8080 (TW_HTTP; default off)
+//	--healthz-fail-after DUR /healthz fails after DUR (TW_HEALTHZ_FAIL_AFTER; default never)
+//	--ignore-sigterm         ignore SIGTERM, so only SIGKILL stops it (TW_IGNORE_SIGTERM)
+//	--log-every DUR          print a line to stdout every DUR (TW_LOG_EVERY; default off)
+//
+// The HTTP server answers GET /healthz with 200 "ok" while healthy and 500
+// "failing" once failed; GET /fail makes it fail and GET /recover healthy
+// again.
+//
+// "testworkload check --file PATH" exits 0 if PATH exists and 1 otherwise,
+// for exec probes; "testworkload touch --file PATH" creates PATH.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// sigs receives SIGTERM and SIGINT. It is set up during package
+// initialisation, as early as a Go program can, because until then Go's
+// default action applies (exit status 2), even with --ignore-sigterm.
+var sigs = notify()
+
+func notify() chan os.Signal {
+	c := make(chan os.Signal, 4)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
+	return c
+}
+
+type config struct {
+	exitCode         int
+	exitAfter        time.Duration
+	httpAddr         string
+	healthzFailAfter time.Duration
+	ignoreSIGTERM    bool
+	logEvery         time.Duration
+}
+
+func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "check" || os.Args[1] == "touch") {
+		os.Exit(fileCommand(os.Args[1], os.Args[2:]))
+	}
+	cfg, err := parse(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testworkload:", err)
+		os.Exit(2)
+	}
+	os.Exit(run(cfg))
+}
+
+// parse reads flags, with TW_* environment variables as defaults.
+func parse(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("testworkload", flag.ContinueOnError)
+	fs.IntVar(&c.exitCode, "exit-code", 0, "exit status when --exit-after fires")
+	fs.DurationVar(&c.exitAfter, "exit-after", 0, "exit after this long (0: never)")
+	fs.StringVar(&c.httpAddr, "http", "", "serve /healthz, /fail, /recover on this address")
+	fs.DurationVar(&c.healthzFailAfter, "healthz-fail-after", 0, "/healthz fails after this long (0: never)")
+	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM")
+	fs.DurationVar(&c.logEvery, "log-every", 0, "print a line this often (0: never)")
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "TW_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && envErr == nil {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	return c, fs.Parse(args)
+}
+
+// run does what c says and returns the exit status.
+func run(c config) int {
+	start := time.Now()
+	fmt.Printf("testworkload: started pid=%d\n", os.Getpid())
+
+	var healthy atomic.Bool
+	healthy.Store(true)
+	if c.httpAddr != "" {
+		go serve(c.httpAddr, &healthy)
+	}
+
+	var exitC, failC, tickC <-chan time.Time
+	if c.exitAfter > 0 {
+		exitC = time.After(c.exitAfter)
+	}
+	if c.healthzFailAfter > 0 {
+		failC = time.After(c.healthzFailAfter)
+	}
+	if c.logEvery > 0 {
+		t := time.NewTicker(c.logEvery)
+		defer t.Stop()
+		tickC = t.C
+	}
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM && c.ignoreSIGTERM {
+				fmt.Println("testworkload: ignoring SIGTERM")
+				continue
+			}
+			fmt.Printf("testworkload: %v, exiting 0\n", sig)
+			return 0
+		case <-exitC:
+			fmt.Printf("testworkload: exiting %d\n", c.exitCode)
+			return c.exitCode
+		case <-failC:
+			fmt.Println("testworkload: healthz now failing")
+			healthy.Store(false)
+		case <-tickC:
+			fmt.Printf("testworkload: alive %s\n", time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+// serve runs the health endpoints; a listen failure ends the process with
+// status 2.
+func serve(addr string, healthy *atomic.Bool) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if healthy.Load() {
+			fmt.Fprint(w, "ok")
+			return
+		}
+		http.Error(w, "failing", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, _ *http.Request) {
+		healthy.Store(false)
+		fmt.Fprint(w, "failing")
+	})
+	mux.HandleFunc("/recover", func(w http.ResponseWriter, _ *http.Request) {
+		healthy.Store(true)
+		fmt.Fprint(w, "ok")
+	})
+	err := http.ListenAndServe(addr, mux)
+	fmt.Fprintln(os.Stderr, "testworkload: http:", err)
+	os.Exit(2)
+}
+
+// fileCommand runs "check" (exit 0 if --file exists, else 1) or "touch"
+// (create --file). Usage errors exit 2.
+func fileCommand(name string, args []string) int {
+	fs := flag.NewFlagSet("testworkload "+name, flag.ContinueOnError)
+	path := fs.String("file", "", "file to "+name)
+	if err := fs.Parse(args); err != nil || *path == "" {
+		fmt.Fprintf(os.Stderr, "usage: testworkload %s --file PATH\n", name)
+		return 2
+	}
+	if name == "touch" {
+		f, err := os.OpenFile(*path, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testworkload:", err)
+			return 1
+		}
+		f.Close()
+		return 0
+	}
+	if _, err := os.Stat(*path); err != nil {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,18 @@
+// Package manifest turns static-pod manifest files into validated,
+// defaulted *v1.Pod values (k8s.io/api/core/v1).
+//
+// The steps are separate so that other sources (a URL, etcd, an embedding
+// service) can reuse them:
+//
+//	Decode        bytes → *v1.Pod (strict YAML or JSON, kind Pod, apiVersion v1)
+//	SetDefaults   Kubernetes' API defaults, applied by hand
+//	Validate      Kubernetes-style checks plus actorlet's support table
+//	StaticPodUID  a stable identity for a pod read from a file
+//
+// LoadFile runs all of them for one file. Every error names the offending
+// field by its path (e.g. "spec.containers[0].image: Required value"), and
+// LoadFile's errors also name the file.
+//
+// Which pod fields actorlet honours, ignores with a warning, or rejects is
+// kept in one table, in support.go.
+package manifest

@@ -1,0 +1,318 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// This file is the one place that says which pod fields actorlet honours.
+// To support a field, move its row to supported; to start rejecting one,
+// move it to rejected. TestSupportTableCoversAPI fails when a field of
+// PodSpec, Container or their security contexts has no row, so a newer
+// k8s.io/api cannot slip a field past it.
+
+// support is what actorlet does with a field that is set.
+type support int
+
+const (
+	// supported: honoured, or setting it makes no difference on a
+	// standalone node (e.g. schedulerName).
+	supported support = iota
+	// ignored: not honoured, and ignoring it neither changes what runs nor
+	// weakens isolation. Validate returns a warning.
+	ignored
+	// rejected: not honoured, and ignoring it would change what runs or
+	// weaken isolation. Validate returns an error.
+	rejected
+)
+
+// scope says where a row's path starts.
+type scope int
+
+const (
+	podScope       scope = iota // at the pod's root: "spec.hostPID"
+	containerScope              // in every init, app and ephemeral container: "volumeMounts"
+)
+
+// fieldRule classifies one field.
+type fieldRule struct {
+	scope scope
+	// path is the dotted JSON path from the scope's root; "name[*]" means
+	// every element of the list "name".
+	path    string
+	support support
+	// why completes the message: the warning is "<path>: <why>", the error
+	// "<path>: Forbidden: not supported by actorlet[: <why>]".
+	why string
+	// harmless reports whether a set value may be ignored safely, e.g.
+	// privileged: false. It gets the value as decoded from JSON (bool,
+	// float64, string, []any, map[string]any). nil means isUnset.
+	harmless func(v any) bool
+}
+
+const (
+	notSupported   = "not supported by actorlet"
+	whyIgnored     = "ignored by actorlet"
+	whyProbes      = "probes are not run yet"
+	whyHooks       = "lifecycle hooks are not run yet"
+	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
+	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
+)
+
+// supportTable is the table. Rows for supported fields are listed too, so
+// the table documents (and its test checks) the whole API surface.
+var supportTable = []fieldRule{
+	// Metadata actorlet ignores (name, namespace, uid, labels and
+	// annotations are honoured and validated elsewhere).
+	{scope: podScope, path: "metadata.generateName", support: ignored, why: "ignored by actorlet: a static pod needs metadata.name"},
+	{scope: podScope, path: "metadata.ownerReferences", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "metadata.finalizers", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "metadata.deletionTimestamp", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "metadata.deletionGracePeriodSeconds", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "status", support: ignored, why: "ignored by actorlet: status is observed, not read from manifests"},
+
+	// PodSpec.
+	{scope: podScope, path: "spec.initContainers", support: supported},
+	{scope: podScope, path: "spec.containers", support: supported},
+	{scope: podScope, path: "spec.restartPolicy", support: supported},
+	{scope: podScope, path: "spec.terminationGracePeriodSeconds", support: supported},
+	{scope: podScope, path: "spec.dnsPolicy", support: supported}, // the runtime's resolver, as a kubelet without cluster DNS
+	{scope: podScope, path: "spec.hostNetwork", support: supported},
+	{scope: podScope, path: "spec.hostname", support: supported},
+	{scope: podScope, path: "spec.schedulerName", support: supported},      // no scheduler on a standalone node
+	{scope: podScope, path: "spec.enableServiceLinks", support: supported}, // no Services to link
+	{scope: podScope, path: "spec.volumes", support: rejected, why: "volumes are not mounted yet"},
+	{scope: podScope, path: "spec.ephemeralContainers", support: rejected},
+	{scope: podScope, path: "spec.activeDeadlineSeconds", support: rejected},
+	{scope: podScope, path: "spec.hostPID", support: rejected},
+	{scope: podScope, path: "spec.hostIPC", support: rejected},
+	{scope: podScope, path: "spec.shareProcessNamespace", support: rejected},
+	{scope: podScope, path: "spec.hostUsers", support: rejected, harmless: isTrue},
+	{scope: podScope, path: "spec.hostAliases", support: rejected},
+	{scope: podScope, path: "spec.dnsConfig", support: rejected},
+	{scope: podScope, path: "spec.setHostnameAsFQDN", support: rejected},
+	{scope: podScope, path: "spec.hostnameOverride", support: rejected},
+	{scope: podScope, path: "spec.runtimeClassName", support: rejected},
+	{scope: podScope, path: "spec.resourceClaims", support: rejected},
+	{scope: podScope, path: "spec.resources.limits", support: rejected},
+	{scope: podScope, path: "spec.resources.requests", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.resources.claims", support: rejected},
+	{scope: podScope, path: "spec.nodeName", support: ignored, why: "ignored by actorlet: a static pod runs on the node that reads it"},
+	{scope: podScope, path: "spec.nodeSelector", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.affinity", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.tolerations", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.topologySpreadConstraints", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.schedulingGates", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.schedulingGroup", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.priorityClassName", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.priority", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.preemptionPolicy", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.overhead", support: ignored, why: whyScheduling},
+	{scope: podScope, path: "spec.serviceAccountName", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.serviceAccount", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.automountServiceAccountToken", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.imagePullSecrets", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.subdomain", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.readinessGates", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.os", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.evictionResponders", support: ignored, why: whyIgnored},
+
+	// PodSecurityContext.
+	{scope: podScope, path: "spec.securityContext.runAsUser", support: rejected},
+	{scope: podScope, path: "spec.securityContext.runAsGroup", support: rejected},
+	{scope: podScope, path: "spec.securityContext.runAsNonRoot", support: rejected},
+	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: rejected},
+	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
+	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
+	{scope: podScope, path: "spec.securityContext.sysctls", support: rejected},
+	{scope: podScope, path: "spec.securityContext.seLinuxOptions", support: rejected},
+	{scope: podScope, path: "spec.securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
+
+	// Container (init, app and ephemeral alike).
+	{scope: containerScope, path: "name", support: supported},
+	{scope: containerScope, path: "image", support: supported},
+	{scope: containerScope, path: "imagePullPolicy", support: supported},
+	{scope: containerScope, path: "command", support: supported},
+	{scope: containerScope, path: "args", support: supported},
+	{scope: containerScope, path: "workingDir", support: supported},
+	{scope: containerScope, path: "env[*].name", support: supported},
+	{scope: containerScope, path: "env[*].value", support: supported},
+	{scope: containerScope, path: "env[*].valueFrom", support: rejected},
+	{scope: containerScope, path: "envFrom", support: rejected},
+	{scope: containerScope, path: "ports[*].name", support: supported},
+	{scope: containerScope, path: "ports[*].containerPort", support: supported},
+	{scope: containerScope, path: "ports[*].hostPort", support: supported},
+	{scope: containerScope, path: "ports[*].protocol", support: supported},
+	{scope: containerScope, path: "ports[*].hostIP", support: rejected},
+	{scope: containerScope, path: "volumeMounts", support: rejected, why: "volumes are not mounted yet"},
+	{scope: containerScope, path: "volumeDevices", support: rejected},
+	{scope: containerScope, path: "resources.limits", support: rejected},
+	{scope: containerScope, path: "resources.requests", support: ignored, why: whyIgnored},
+	{scope: containerScope, path: "resources.claims", support: rejected},
+	{scope: containerScope, path: "resizePolicy", support: ignored, why: whyIgnored},
+	{scope: containerScope, path: "restartPolicy", support: rejected, why: "sidecar containers are not run yet"},
+	{scope: containerScope, path: "restartPolicyRules", support: rejected},
+	{scope: containerScope, path: "livenessProbe", support: ignored, why: whyProbes},
+	{scope: containerScope, path: "readinessProbe", support: ignored, why: whyProbes},
+	{scope: containerScope, path: "startupProbe", support: ignored, why: whyProbes},
+	{scope: containerScope, path: "lifecycle.postStart", support: ignored, why: whyHooks},
+	{scope: containerScope, path: "lifecycle.preStop", support: ignored, why: whyHooks},
+	{scope: containerScope, path: "lifecycle.stopSignal", support: ignored, why: "ignored by actorlet: the image's stop signal is used"},
+	{scope: containerScope, path: "terminationMessagePath", support: ignored, why: whyTermMessage, harmless: equals(defaultTerminationMessagePath)},
+	{scope: containerScope, path: "terminationMessagePolicy", support: ignored, why: whyTermMessage, harmless: equals(string(v1.TerminationMessageReadFile))},
+	{scope: containerScope, path: "stdin", support: ignored, why: whyIgnored},
+	{scope: containerScope, path: "stdinOnce", support: ignored, why: whyIgnored},
+	{scope: containerScope, path: "tty", support: ignored, why: whyIgnored},
+
+	// Container SecurityContext.
+	{scope: containerScope, path: "securityContext.privileged", support: rejected},
+	{scope: containerScope, path: "securityContext.capabilities", support: rejected},
+	{scope: containerScope, path: "securityContext.runAsUser", support: rejected},
+	{scope: containerScope, path: "securityContext.runAsGroup", support: rejected},
+	{scope: containerScope, path: "securityContext.runAsNonRoot", support: rejected},
+	{scope: containerScope, path: "securityContext.readOnlyRootFilesystem", support: rejected},
+	{scope: containerScope, path: "securityContext.allowPrivilegeEscalation", support: rejected, harmless: isTrue},
+	{scope: containerScope, path: "securityContext.procMount", support: rejected, harmless: equals(string(v1.DefaultProcMount))},
+	{scope: containerScope, path: "securityContext.seLinuxOptions", support: rejected},
+	{scope: containerScope, path: "securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: containerScope, path: "securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: containerScope, path: "securityContext.windowsOptions", support: ignored, why: whyIgnored},
+}
+
+// checkSupport applies supportTable to pod: an error for every rejected
+// field that is set, a warning for every ignored one.
+func checkSupport(pod *v1.Pod) (warnings []string, errs field.ErrorList) {
+	raw, err := json.Marshal(pod)
+	if err != nil { // cannot happen for a decoded pod
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	var root map[string]any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+
+	type base struct {
+		obj  any
+		path *field.Path
+	}
+	bases := map[scope][]base{podScope: {{obj: root}}}
+	spec, _ := root["spec"].(map[string]any)
+	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		items, _ := spec[list].([]any)
+		for i, c := range items {
+			bases[containerScope] = append(bases[containerScope], base{obj: c, path: field.NewPath("spec", list).Index(i)})
+		}
+	}
+
+	for _, b := range bases[podScope] {
+		w, e := applyRules(podScope, b.obj, b.path)
+		warnings, errs = append(warnings, w...), append(errs, e...)
+	}
+	for _, b := range bases[containerScope] {
+		w, e := applyRules(containerScope, b.obj, b.path)
+		warnings, errs = append(warnings, w...), append(errs, e...)
+	}
+	return warnings, errs
+}
+
+func applyRules(sc scope, obj any, base *field.Path) (warnings []string, errs field.ErrorList) {
+	for _, r := range supportTable {
+		if r.scope != sc || r.support == supported {
+			continue
+		}
+		visit(obj, strings.Split(r.path, "."), base, func(p *field.Path, v any) {
+			harmless := r.harmless
+			if harmless == nil {
+				harmless = isUnset
+			}
+			if harmless(v) {
+				return
+			}
+			switch r.support {
+			case rejected:
+				detail := notSupported
+				if r.why != "" {
+					detail += ": " + r.why
+				}
+				errs = append(errs, field.Forbidden(p, detail))
+			case ignored:
+				warnings = append(warnings, fmt.Sprintf("%s: %s", p, r.why))
+			}
+		})
+	}
+	return warnings, errs
+}
+
+// visit calls fn with every value found at segs below obj.
+func visit(obj any, segs []string, p *field.Path, fn func(*field.Path, any)) {
+	if len(segs) == 0 {
+		fn(p, obj)
+		return
+	}
+	m, ok := obj.(map[string]any)
+	if !ok {
+		return
+	}
+	name, each := strings.CutSuffix(segs[0], "[*]")
+	v, ok := m[name]
+	if !ok {
+		return
+	}
+	child := childPath(p, name)
+	if !each {
+		visit(v, segs[1:], child, fn)
+		return
+	}
+	items, _ := v.([]any)
+	for i, item := range items {
+		visit(item, segs[1:], child.Index(i), fn)
+	}
+}
+
+func childPath(p *field.Path, name string) *field.Path {
+	if p == nil {
+		return field.NewPath(name)
+	}
+	return p.Child(name)
+}
+
+// isUnset: absent, null, false, "", or an empty list or object.
+func isUnset(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
+}
+
+func isTrue(v any) bool { return v == nil || v == true }
+
+func equals(want string) func(any) bool {
+	return func(v any) bool { return v == nil || v == want }
+}
+
+// isRuntimeDefaultProfile: a seccomp or AppArmor profile of type
+// RuntimeDefault is what the runtime applies anyway.
+func isRuntimeDefaultProfile(v any) bool {
+	if isUnset(v) {
+		return true
+	}
+	m, _ := v.(map[string]any)
+	return m["type"] == string(v1.SeccompProfileTypeRuntimeDefault)
+}

@@ -1,0 +1,167 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	restartPolicies = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
+	dnsPolicies     = []v1.DNSPolicy{v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone}
+	pullPolicies    = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
+	protocols       = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
+	termMsgPolicies = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
+)
+
+// Validate checks a pod that went through SetDefaults (an undefaulted pod
+// fails: e.g. its restartPolicy is empty).
+//
+// err aggregates one field.Error per problem, each naming its field path,
+// e.g. "spec.containers[0].image: Required value"; it is nil when the pod
+// is valid. The checks: metadata.name is a DNS-1123 subdomain,
+// metadata.namespace a DNS-1123 label, labels and annotations are valid;
+// at least one container; container names are DNS-1123 labels, unique
+// across init and app containers; image is set; restartPolicy is Always,
+// OnFailure or Never; dnsPolicy, imagePullPolicy and
+// terminationMessagePolicy are known values; terminationGracePeriodSeconds
+// ≥ 0; containerPort is 1–65535, hostPort 0–65535 (and equal to
+// containerPort under hostNetwork) with no (hostPort, protocol) used twice
+// in the pod, protocol TCP, UDP or SCTP, port names valid and unique per
+// container; env var names are printable ASCII without '=' (Kubernetes'
+// relaxed rule).
+//
+// Fields actorlet does not honour are looked up in its support table
+// (support.go): setting one whose neglect would change what runs or weaken
+// isolation is an error ("<path>: Forbidden: not supported by actorlet"),
+// any other gives a warning ("<path>: ignored by actorlet"). Warnings are
+// returned whether or not err is nil.
+func Validate(pod *v1.Pod) (warnings []string, err error) {
+	errs := validateMeta(pod)
+	errs = append(errs, validateSpec(&pod.Spec, field.NewPath("spec"))...)
+	warnings, unsupported := checkSupport(pod)
+	errs = append(errs, unsupported...)
+	return warnings, errs.ToAggregate()
+}
+
+func validateMeta(pod *v1.Pod) field.ErrorList {
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	if pod.Name == "" {
+		errs = append(errs, field.Required(meta.Child("name"), ""))
+	} else {
+		errs = append(errs, invalid(meta.Child("name"), pod.Name, validation.IsDNS1123Subdomain(pod.Name))...)
+	}
+	if pod.Namespace == "" {
+		errs = append(errs, field.Required(meta.Child("namespace"), ""))
+	} else {
+		errs = append(errs, invalid(meta.Child("namespace"), pod.Namespace, validation.IsDNS1123Label(pod.Namespace))...)
+	}
+	errs = append(errs, metavalidation.ValidateLabels(pod.Labels, meta.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(pod.Annotations, meta.Child("annotations"))...)
+	return errs
+}
+
+func validateSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(path.Child("containers"), "a pod needs at least one container"))
+	}
+	names := sets.New[string]()
+	hostPorts := sets.New[string]()
+	for i := range spec.InitContainers {
+		errs = append(errs, validateContainer(&spec.InitContainers[i], spec.HostNetwork, names, hostPorts, path.Child("initContainers").Index(i))...)
+	}
+	for i := range spec.Containers {
+		errs = append(errs, validateContainer(&spec.Containers[i], spec.HostNetwork, names, hostPorts, path.Child("containers").Index(i))...)
+	}
+	if !slices.Contains(restartPolicies, spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
+	}
+	if !slices.Contains(dnsPolicies, spec.DNSPolicy) {
+		errs = append(errs, field.NotSupported(path.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if spec.Hostname != "" {
+		errs = append(errs, invalid(path.Child("hostname"), spec.Hostname, validation.IsDNS1123Label(spec.Hostname))...)
+	}
+	return errs
+}
+
+// validateContainer checks one container. names collects container names
+// and hostPorts "<port>/<protocol>" across the pod, to find duplicates.
+func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.Set[string], path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.Name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case names.Has(c.Name):
+		errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
+	default:
+		errs = append(errs, invalid(path.Child("name"), c.Name, validation.IsDNS1123Label(c.Name))...)
+	}
+	names.Insert(c.Name)
+
+	switch {
+	case strings.TrimSpace(c.Image) == "":
+		errs = append(errs, field.Required(path.Child("image"), ""))
+	case c.Image != strings.TrimSpace(c.Image):
+		errs = append(errs, field.Invalid(path.Child("image"), c.Image, "must not have leading or trailing whitespace"))
+	}
+	if !slices.Contains(pullPolicies, c.ImagePullPolicy) {
+		errs = append(errs, field.NotSupported(path.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	}
+	if !slices.Contains(termMsgPolicies, c.TerminationMessagePolicy) {
+		errs = append(errs, field.NotSupported(path.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, termMsgPolicies))
+	}
+
+	portNames := sets.New[string]()
+	for i, p := range c.Ports {
+		pp := path.Child("ports").Index(i)
+		if p.Name != "" {
+			errs = append(errs, invalid(pp.Child("name"), p.Name, validation.IsValidPortName(p.Name))...)
+			if portNames.Has(p.Name) {
+				errs = append(errs, field.Duplicate(pp.Child("name"), p.Name))
+			}
+			portNames.Insert(p.Name)
+		}
+		errs = append(errs, invalid(pp.Child("containerPort"), p.ContainerPort, validation.IsValidPortNum(int(p.ContainerPort)))...)
+		if p.HostPort != 0 {
+			errs = append(errs, invalid(pp.Child("hostPort"), p.HostPort, validation.IsValidPortNum(int(p.HostPort)))...)
+			if hostNetwork && p.HostPort != p.ContainerPort {
+				errs = append(errs, field.Invalid(pp.Child("hostPort"), p.HostPort, "must match containerPort when hostNetwork is true"))
+			}
+			key := fmt.Sprintf("%s/%d/%s", p.HostIP, p.HostPort, p.Protocol)
+			if hostPorts.Has(key) {
+				errs = append(errs, field.Duplicate(pp.Child("hostPort"), fmt.Sprintf("%d/%s", p.HostPort, p.Protocol)))
+			}
+			hostPorts.Insert(key)
+		}
+		if !slices.Contains(protocols, p.Protocol) {
+			errs = append(errs, field.NotSupported(pp.Child("protocol"), p.Protocol, protocols))
+		}
+	}
+
+	for i, e := range c.Env {
+		errs = append(errs, invalid(path.Child("env").Index(i).Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))...)
+	}
+	return errs
+}
+
+// invalid turns the messages of a validation.IsX check into at most one
+// field error.
+func invalid(path *field.Path, value any, msgs []string) field.ErrorList {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, value, strings.Join(msgs, "; "))}
+}

@@ -1,0 +1,205 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*v1.Pod) // applied to a defaulted bare() pod
+		// wantErrs are the field errors expected, each matched as a prefix
+		// of one aggregated error ("<path>: <type>"); none means valid.
+		wantErrs []string
+		// wantWarns are expected warnings, matched as prefixes.
+		wantWarns []string
+	}{
+		{name: "valid"},
+		{name: "valid full", mutate: func(p *v1.Pod) {
+			p.Labels = map[string]string{"app": "web"}
+			p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+			p.Spec.HostNetwork = true
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{{Name: "http", ContainerPort: 80, HostPort: 80, Protocol: v1.ProtocolTCP}}
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A_b.c-1", Value: "x"}}
+			p.Spec.Containers[0].Command = []string{"nginx"}
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: ptr(false), AllowPrivilegeEscalation: ptr(true)}
+		}},
+
+		{name: "name required", mutate: func(p *v1.Pod) { p.Name = "" }, wantErrs: []string{"metadata.name: Required value"}},
+		{name: "name invalid", mutate: func(p *v1.Pod) { p.Name = "Web_1" }, wantErrs: []string{`metadata.name: Invalid value: "Web_1"`}},
+		{name: "name subdomain ok", mutate: func(p *v1.Pod) { p.Name = "web.example" }},
+		{name: "namespace invalid", mutate: func(p *v1.Pod) { p.Namespace = "kube.system" }, wantErrs: []string{`metadata.namespace: Invalid value: "kube.system"`}},
+		{name: "label invalid", mutate: func(p *v1.Pod) { p.Labels = map[string]string{"a": "b c"} }, wantErrs: []string{`metadata.labels: Invalid value: "b c"`}},
+		{name: "no containers", mutate: func(p *v1.Pod) { p.Spec.Containers = nil }, wantErrs: []string{"spec.containers: Required value"}},
+		{name: "container name required", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Name = "" }, wantErrs: []string{"spec.containers[0].name: Required value"}},
+		{name: "container name invalid", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Name = "App" }, wantErrs: []string{`spec.containers[0].name: Invalid value: "App"`}},
+		{name: "init container name invalid", mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].Name = "a.b" }, wantErrs: []string{`spec.initContainers[0].name: Invalid value: "a.b"`}},
+		{name: "duplicate name across init and app", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Name = "init" },
+			wantErrs: []string{`spec.containers[0].name: Duplicate value: "init"`}},
+		{name: "duplicate app names", mutate: func(p *v1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, p.Spec.Containers[0])
+		}, wantErrs: []string{`spec.containers[1].name: Duplicate value: "app"`}},
+		{name: "image required", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Image = "" }, wantErrs: []string{"spec.containers[0].image: Required value"}},
+		{name: "image blank", mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].Image = "  " }, wantErrs: []string{"spec.initContainers[0].image: Required value"}},
+		{name: "image padded", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Image = " nginx" }, wantErrs: []string{`spec.containers[0].image: Invalid value: " nginx"`}},
+		{name: "restartPolicy", mutate: func(p *v1.Pod) { p.Spec.RestartPolicy = "Sometimes" }, wantErrs: []string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
+		{name: "restartPolicy empty", mutate: func(p *v1.Pod) { p.Spec.RestartPolicy = "" }, wantErrs: []string{`spec.restartPolicy: Unsupported value: ""`}},
+		{name: "dnsPolicy", mutate: func(p *v1.Pod) { p.Spec.DNSPolicy = "Mine" }, wantErrs: []string{`spec.dnsPolicy: Unsupported value: "Mine"`}},
+		{name: "imagePullPolicy", mutate: func(p *v1.Pod) { p.Spec.Containers[0].ImagePullPolicy = "Maybe" }, wantErrs: []string{`spec.containers[0].imagePullPolicy: Unsupported value: "Maybe"`}},
+		{name: "grace negative", mutate: func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr(int64(-1)) }, wantErrs: []string{"spec.terminationGracePeriodSeconds: Invalid value: -1"}},
+		{name: "grace zero", mutate: func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr(int64(0)) }},
+		{name: "hostname invalid", mutate: func(p *v1.Pod) { p.Spec.Hostname = "a_b" }, wantErrs: []string{`spec.hostname: Invalid value: "a_b"`}},
+
+		{name: "containerPort zero", mutate: setPort(v1.ContainerPort{ContainerPort: 0, Protocol: v1.ProtocolTCP}), wantErrs: []string{"spec.containers[0].ports[0].containerPort: Invalid value: 0"}},
+		{name: "containerPort too big", mutate: setPort(v1.ContainerPort{ContainerPort: 65536, Protocol: v1.ProtocolTCP}), wantErrs: []string{"spec.containers[0].ports[0].containerPort: Invalid value: 65536"}},
+		{name: "containerPort max", mutate: setPort(v1.ContainerPort{ContainerPort: 65535, Protocol: v1.ProtocolTCP})},
+		{name: "hostPort negative", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: -1, Protocol: v1.ProtocolTCP}), wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: -1"}},
+		{name: "hostPort too big", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 70000, Protocol: v1.ProtocolTCP}), wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: 70000"}},
+		{name: "hostPort ok", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP})},
+		{name: "hostPort mismatch under hostNetwork", mutate: func(p *v1.Pod) {
+			p.Spec.HostNetwork = true
+			setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP})(p)
+		}, wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: 8080"}},
+		{name: "hostPort duplicate in pod", mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP}}
+			setPort(v1.ContainerPort{ContainerPort: 81, HostPort: 8080, Protocol: v1.ProtocolTCP})(p)
+		}, wantErrs: []string{`spec.containers[0].ports[0].hostPort: Duplicate value: "8080/TCP"`}},
+		{name: "hostPort same number other protocol", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{
+				{ContainerPort: 53, HostPort: 53, Protocol: v1.ProtocolTCP},
+				{ContainerPort: 53, HostPort: 53, Protocol: v1.ProtocolUDP},
+			}
+		}},
+		{name: "protocol", mutate: setPort(v1.ContainerPort{ContainerPort: 80, Protocol: "ICMP"}), wantErrs: []string{`spec.containers[0].ports[0].protocol: Unsupported value: "ICMP"`}},
+		{name: "port name invalid", mutate: setPort(v1.ContainerPort{Name: "HTTP_1", ContainerPort: 80, Protocol: v1.ProtocolTCP}), wantErrs: []string{`spec.containers[0].ports[0].name: Invalid value: "HTTP_1"`}},
+		{name: "port name duplicate", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: v1.ProtocolTCP}, {Name: "http", ContainerPort: 81, Protocol: v1.ProtocolTCP}}
+		}, wantErrs: []string{`spec.containers[0].ports[1].name: Duplicate value: "http"`}},
+		{name: "env name empty", mutate: setEnv(""), wantErrs: []string{`spec.containers[0].env[0].name: Invalid value: ""`}},
+		{name: "env name with =", mutate: setEnv("A=B"), wantErrs: []string{`spec.containers[0].env[0].name: Invalid value: "A=B"`}},
+		{name: "env name non-ASCII", mutate: setEnv("NAMÉ"), wantErrs: []string{`spec.containers[0].env[0].name: Invalid value: "NAMÉ"`}},
+
+		{name: "several errors", mutate: func(p *v1.Pod) {
+			p.Name = ""
+			p.Spec.Containers[0].Image = ""
+			p.Spec.InitContainers[0].Image = ""
+		}, wantErrs: []string{"metadata.name: Required value", "spec.initContainers[0].image: Required value", "spec.containers[0].image: Required value"}},
+
+		// The support table: rejected fields.
+		{name: "volumes", mutate: func(p *v1.Pod) { p.Spec.Volumes = []v1.Volume{{Name: "data"}} }, wantErrs: []string{"spec.volumes: Forbidden: not supported by actorlet"}},
+		{name: "volumeMounts", mutate: func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/d"}} },
+			wantErrs: []string{"spec.containers[0].volumeMounts: Forbidden: not supported by actorlet"}},
+		{name: "init volumeMounts", mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/d"}}
+		},
+			wantErrs: []string{"spec.initContainers[0].volumeMounts: Forbidden: not supported by actorlet"}},
+		{name: "privileged", mutate: setSC(&v1.SecurityContext{Privileged: ptr(true)}), wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not supported by actorlet"}},
+		{name: "runAsUser 0", mutate: setSC(&v1.SecurityContext{RunAsUser: ptr(int64(0))}), wantErrs: []string{"spec.containers[0].securityContext.runAsUser: Forbidden"}},
+		{name: "capabilities", mutate: setSC(&v1.SecurityContext{Capabilities: &v1.Capabilities{Drop: []v1.Capability{"ALL"}}}), wantErrs: []string{"spec.containers[0].securityContext.capabilities: Forbidden"}},
+		{name: "allowPrivilegeEscalation false", mutate: setSC(&v1.SecurityContext{AllowPrivilegeEscalation: ptr(false)}), wantErrs: []string{"spec.containers[0].securityContext.allowPrivilegeEscalation: Forbidden"}},
+		{name: "seccomp RuntimeDefault", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault}})},
+		{name: "seccomp Unconfined", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}}), wantErrs: []string{"spec.containers[0].securityContext.seccompProfile: Forbidden"}},
+		{name: "pod runAsUser", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.RunAsUser = ptr(int64(1000)) }, wantErrs: []string{"spec.securityContext.runAsUser: Forbidden"}},
+		{name: "hostPID", mutate: func(p *v1.Pod) { p.Spec.HostPID = true }, wantErrs: []string{"spec.hostPID: Forbidden: not supported by actorlet"}},
+		{name: "hostIPC", mutate: func(p *v1.Pod) { p.Spec.HostIPC = true }, wantErrs: []string{"spec.hostIPC: Forbidden: not supported by actorlet"}},
+		{name: "hostUsers false", mutate: func(p *v1.Pod) { p.Spec.HostUsers = ptr(false) }, wantErrs: []string{"spec.hostUsers: Forbidden"}},
+		{name: "hostUsers true", mutate: func(p *v1.Pod) { p.Spec.HostUsers = ptr(true) }},
+		{name: "limits", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
+			SetDefaults(p) // requests follow limits
+		}, wantErrs: []string{"spec.containers[0].resources.limits: Forbidden: not supported by actorlet"},
+			wantWarns: []string{"spec.containers[0].resources.requests: ignored by actorlet"}},
+		{name: "env valueFrom", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", Value: "x"}, {Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
+		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom: Forbidden"}},
+		{name: "sidecar", mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways) },
+			wantErrs: []string{"spec.initContainers[0].restartPolicy: Forbidden: not supported by actorlet: sidecar containers are not run yet"}},
+
+		// The support table: ignored fields.
+		{name: "nodeSelector", mutate: func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd"} }, wantWarns: []string{"spec.nodeSelector: ignored by actorlet"}},
+		{name: "tolerations", mutate: func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists}} }, wantWarns: []string{"spec.tolerations: ignored by actorlet"}},
+		{name: "affinity", mutate: func(p *v1.Pod) { p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{}} }, wantWarns: []string{"spec.affinity: ignored by actorlet"}},
+		{name: "serviceAccountName", mutate: func(p *v1.Pod) { p.Spec.ServiceAccountName = "sa" }, wantWarns: []string{"spec.serviceAccountName: ignored by actorlet"}},
+		{name: "priorityClassName", mutate: func(p *v1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }, wantWarns: []string{"spec.priorityClassName: ignored by actorlet"}},
+		{name: "probes", mutate: func(p *v1.Pod) {
+			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+			p.Spec.Containers[0].LivenessProbe = probe
+			p.Spec.Containers[0].ReadinessProbe = probe
+			p.Spec.Containers[0].StartupProbe = probe
+		}, wantWarns: []string{
+			"spec.containers[0].livenessProbe: probes are not run yet",
+			"spec.containers[0].readinessProbe: probes are not run yet",
+			"spec.containers[0].startupProbe: probes are not run yet",
+		}},
+		{name: "lifecycle hooks", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+		}, wantWarns: []string{"spec.containers[0].lifecycle.preStop: lifecycle hooks are not run yet"}},
+		{name: "termination message path", mutate: func(p *v1.Pod) { p.Spec.Containers[0].TerminationMessagePath = "/tmp/msg" },
+			wantWarns: []string{"spec.containers[0].terminationMessagePath: ignored by actorlet"}},
+		{name: "errors and warnings together", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Image = ""
+			p.Spec.NodeSelector = map[string]string{"a": "b"}
+		}, wantErrs: []string{"spec.containers[0].image: Required value"}, wantWarns: []string{"spec.nodeSelector: ignored"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := bare()
+			SetDefaults(pod)
+			if tt.mutate != nil {
+				tt.mutate(pod)
+			}
+			warnings, err := Validate(pod)
+
+			var got []string
+			if err != nil {
+				var agg utilerrors.Aggregate
+				if !errors.As(err, &agg) {
+					t.Fatalf("err %T is not an Aggregate: %v", err, err)
+				}
+				for _, e := range agg.Errors() {
+					got = append(got, e.Error())
+				}
+			}
+			matchAll(t, "error", got, tt.wantErrs)
+			matchAll(t, "warning", warnings, tt.wantWarns)
+			for _, want := range tt.wantErrs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("err %q does not name %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// matchAll checks that got and want have the same length and that each
+// want is a prefix of one got, in order.
+func matchAll(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d %ss %q, want %d: %q", len(got), what, got, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("%s %d = %q, want prefix %q", what, i, got[i], want[i])
+		}
+	}
+}
+
+func setPort(p v1.ContainerPort) func(*v1.Pod) {
+	return func(pod *v1.Pod) { pod.Spec.Containers[0].Ports = []v1.ContainerPort{p} }
+}
+
+func setEnv(name string) func(*v1.Pod) {
+	return func(pod *v1.Pod) { pod.Spec.Containers[0].Env = []v1.EnvVar{{Name: name, Value: "v"}} }
+}
+
+func setSC(sc *v1.SecurityContext) func(*v1.Pod) {
+	return func(pod *v1.Pod) { pod.Spec.Containers[0].SecurityContext = sc }
+}

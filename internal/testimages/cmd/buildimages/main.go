@@ -1,0 +1,43 @@
+// Command buildimages builds the images actorlet's tests use, for the
+// Makefile: the pause image (testimages.PauseTag, compiled from
+// ./images/pause) and the test workload (testimages.TestWorkloadTag).
+// Run it from inside the repository:
+//
+//	go run ./internal/testimages/cmd/buildimages
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/runtimeadapter/docker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "buildimages:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rt, err := docker.New()
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if err := testimages.BuildPause(ctx, rt, testimages.PauseTag); err != nil {
+		return err
+	}
+	fmt.Println("built", testimages.PauseTag)
+	if err := testimages.Build(ctx, rt, testimages.TestWorkloadTag, testimages.TestWorkloadPkg); err != nil {
+		return err
+	}
+	fmt.Println("built", testimages.TestWorkloadTag)
+	return nil
+}

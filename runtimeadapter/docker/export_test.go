@@ -1,0 +1,11 @@
+package docker
+
+// InspectCalls returns how many ContainerInspect calls r has made.
+func (r *Runtime) InspectCalls() int64 { return r.inspects.Load() }
+
+// CacheLen returns the number of containers in r's List cache.
+func (r *Runtime) CacheLen() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.cache)
+}

@@ -1,0 +1,152 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// subscription is one Events stream.
+type subscription struct {
+	node  string
+	queue []runtimeadapter.Event // guarded by Runtime.mu
+	wake  chan struct{}          // capacity 1: queue has grown
+	stop  chan struct{}          // closed to break the stream
+	err   error                  // why stop was closed; guarded by Runtime.mu
+}
+
+// Events streams start, die, oom and destroy events of the containers
+// labelled as actorlet's for node, from the moment of the call, in the order
+// they happen. Events are queued without bound, so a slow reader never
+// blocks the runtime.
+//
+// The event channel closes when ctx ends, BreakEvents is called or the
+// runtime is closed; the error channel then receives one error (wrapping
+// ctx's error, the BreakEvents error, or runtimeadapter.ErrUnavailable) and
+// closes too. Faults apply when the stream is opened: a failed Events call
+// returns an already closed event channel and its error. Events starts one
+// goroutine per stream, which ends with the stream.
+func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapter.Event, <-chan error) {
+	out := make(chan runtimeadapter.Event)
+	errc := make(chan error, 1)
+	call, err := r.begin(ctx, Call{Method: MethodEvents, Arg: node})
+	if err == nil {
+		err = r.faultAfter(MethodEvents)
+	}
+	r.finish(call, err)
+	if err != nil {
+		errc <- err
+		close(out)
+		close(errc)
+		return out, errc
+	}
+
+	s := &subscription{node: node, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		errc <- errClosed(MethodEvents)
+		close(out)
+		close(errc)
+		return out, errc
+	}
+	r.subs[s] = struct{}{}
+	r.mu.Unlock()
+
+	go r.forward(ctx, s, out, errc)
+	return out, errc
+}
+
+// forward delivers s's queued events to out until the stream ends.
+func (r *Runtime) forward(ctx context.Context, s *subscription, out chan<- runtimeadapter.Event, errc chan<- error) {
+	var err error
+	defer func() {
+		r.mu.Lock()
+		delete(r.subs, s)
+		s.queue = nil
+		r.mu.Unlock()
+		errc <- err
+		close(out)
+		close(errc)
+	}()
+	for {
+		r.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		r.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				err = fmt.Errorf("fake Events: %w", ctx.Err())
+				return
+			case <-s.stop:
+				err = r.stopErr(s)
+				return
+			}
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			err = fmt.Errorf("fake Events: %w", ctx.Err())
+			return
+		case <-s.stop:
+			err = r.stopErr(s)
+			return
+		}
+	}
+}
+
+func (r *Runtime) stopErr(s *subscription) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return s.err
+}
+
+// BreakEvents ends every open Events stream as a broken connection would:
+// their error channels receive an error wrapping err (nil means
+// runtimeadapter.ErrUnavailable). Undelivered events are dropped. New
+// streams can be opened afterwards.
+func (r *Runtime) BreakEvents(err error) {
+	if err == nil {
+		err = runtimeadapter.ErrUnavailable
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.breakStreamsLocked(fmt.Errorf("fake Events: stream broken: %w", err))
+}
+
+func (r *Runtime) breakStreamsLocked(err error) {
+	for s := range r.subs {
+		if s.err == nil {
+			s.err = err
+			close(s.stop)
+		}
+	}
+}
+
+// publishLocked queues an event about c for every stream of c's node.
+func (r *Runtime) publishLocked(kind runtimeadapter.EventKind, c *container) {
+	if len(r.subs) == 0 {
+		return
+	}
+	now := time.Now()
+	for s := range r.subs {
+		if s.err != nil || !runtimeadapter.IsManaged(c.c.Labels, s.node) {
+			continue
+		}
+		s.queue = append(s.queue, runtimeadapter.Event{
+			Kind:        kind,
+			ContainerID: c.c.ID,
+			Labels:      maps.Clone(c.c.Labels),
+			Time:        now,
+		})
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}

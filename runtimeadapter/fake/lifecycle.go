@@ -1,0 +1,276 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// List returns copies of the containers labelled as actorlet's for
+// opts.Node (runtimeadapter.IsManaged), narrowed to opts.PodUID when set,
+// and only running ones unless opts.All, oldest first. ObservedAt is the
+// time the call began. An empty opts.Node is an error.
+func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (_ runtimeadapter.ListResult, err error) {
+	at := time.Now()
+	arg := "node=" + opts.Node + " pod=" + opts.PodUID + " all=" + strconv.FormatBool(opts.All)
+	call, err := r.begin(ctx, Call{Method: MethodList, Arg: arg})
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return runtimeadapter.ListResult{}, err
+	}
+	if opts.Node == "" {
+		return runtimeadapter.ListResult{}, errors.New("fake List: ListOptions.Node is empty")
+	}
+	res := runtimeadapter.ListResult{ObservedAt: at}
+	r.mu.Lock()
+	for _, c := range r.order {
+		if !runtimeadapter.IsManaged(c.c.Labels, opts.Node) ||
+			(opts.PodUID != "" && c.c.Labels[runtimeadapter.LabelPodUID] != opts.PodUID) ||
+			(!opts.All && !c.running()) {
+			continue
+		}
+		res.Containers = append(res.Containers, c.snapshot())
+	}
+	r.mu.Unlock()
+	if err := r.faultAfter(MethodList); err != nil {
+		return runtimeadapter.ListResult{}, err
+	}
+	return res, nil
+}
+
+// Inspect returns a copy of any container, managed or not, by ID, name or
+// unique ID prefix; a missing one yields an error wrapping
+// runtimeadapter.ErrNotFound.
+func (r *Runtime) Inspect(ctx context.Context, id string) (_ runtimeadapter.Container, err error) {
+	call, err := r.begin(ctx, Call{Method: MethodInspect, Arg: id}, r.nameOf(id))
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return runtimeadapter.Container{}, err
+	}
+	r.mu.Lock()
+	c := r.lookupLocked(id)
+	var out runtimeadapter.Container
+	if c != nil {
+		out = c.snapshot()
+	}
+	r.mu.Unlock()
+	if c == nil {
+		return runtimeadapter.Container{}, errNotFound(MethodInspect, id)
+	}
+	if err := r.faultAfter(MethodInspect); err != nil {
+		return runtimeadapter.Container{}, err
+	}
+	return out, nil
+}
+
+// Create creates a container in state unknown (RawState "created") and
+// returns its ID. An empty spec.Name gets a generated name. Errors: a name
+// in use yields a wrapped *runtimeadapter.NameConflictError with the
+// existing container's ID; an image not present one wrapping
+// runtimeadapter.ErrNotFound.
+func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec) (_ string, err error) {
+	call, err := r.begin(ctx, Call{Method: MethodCreate, Arg: spec.Name})
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	id, err := r.createLocked(spec)
+	r.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if err := r.faultAfter(MethodCreate); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func (r *Runtime) createLocked(spec runtimeadapter.ContainerSpec) (string, error) {
+	if existing, ok := r.byName[spec.Name]; ok {
+		return "", fmt.Errorf("fake Create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: existing})
+	}
+	if !r.images[normalizeImage(spec.Image)] {
+		return "", fmt.Errorf("fake Create %s: image %q: %w", spec.Name, spec.Image, runtimeadapter.ErrNotFound)
+	}
+	id := r.newIDLocked()
+	spec = cloneSpec(spec)
+	if spec.Name == "" {
+		spec.Name = generatedName(id)
+	}
+	r.addLocked(&container{
+		spec: spec,
+		c: runtimeadapter.Container{
+			ID:        id,
+			Name:      spec.Name,
+			Image:     spec.Image,
+			Labels:    maps.Clone(spec.Labels),
+			State:     runtimeadapter.StateUnknown,
+			RawState:  rawCreated,
+			CreatedAt: time.Now(),
+		},
+	})
+	return id, nil
+}
+
+// Start runs a created container under the behaviour its spec matches (see
+// SetBehavior) and emits a start event. Starting a running container
+// succeeds without effect. Errors: missing → wrapping
+// runtimeadapter.ErrNotFound; exited → an error (create a new container);
+// Behavior.StartError → an error wrapping it.
+func (r *Runtime) Start(ctx context.Context, id string) (err error) {
+	call, err := r.begin(ctx, Call{Method: MethodStart, Arg: id}, r.nameOf(id))
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	err = r.startLocked(id)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.faultAfter(MethodStart)
+}
+
+func (r *Runtime) startLocked(id string) error {
+	c := r.lookupLocked(id)
+	switch {
+	case c == nil:
+		return errNotFound(MethodStart, id)
+	case c.running():
+		return nil
+	case c.c.RawState != rawCreated:
+		return fmt.Errorf("fake Start %s: container is %s; it cannot be started again", id, c.c.RawState)
+	}
+	b := r.behaviorLocked(c.spec)
+	c.behavior = b
+	now := time.Now()
+	if b.StartError != nil {
+		c.c.State = runtimeadapter.StateExited
+		c.c.RawState = "exited"
+		c.c.ExitCode = exitCannotRun
+		c.c.Reason = reasonCannotRun
+		c.c.StartedAt = now
+		c.c.FinishedAt = now
+		r.publishLocked(runtimeadapter.EventDie, c)
+		return fmt.Errorf("fake Start %s: %w", id, b.StartError)
+	}
+	c.c.State = runtimeadapter.StateRunning
+	c.c.RawState = rawRunning
+	c.c.StartedAt = now
+	c.exited = make(chan struct{})
+	r.publishLocked(runtimeadapter.EventStart, c)
+	if b.exits() {
+		code, reason := b.ExitCode, ""
+		if b.OOMKilled {
+			code, reason = exitSIGKILL, reasonOOMKilled
+		}
+		c.exitTimer = time.AfterFunc(b.ExitAfter, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if !r.closed {
+				r.exitLocked(c, code, reason)
+			}
+		})
+	}
+	return nil
+}
+
+// Stop ends a running container: at once with exit code 143, or, if its
+// behaviour has IgnoreSIGTERM, with 137 when grace has passed (at once for
+// grace <= 0); Stop then waits for that, and if ctx ends first returns an
+// error wrapping runtimeadapter.ErrUnavailable while the kill still
+// happens, as with a daemon that outlives its client. Stopping a container
+// that does not run succeeds; a missing one yields an error wrapping
+// runtimeadapter.ErrNotFound.
+func (r *Runtime) Stop(ctx context.Context, id string, grace time.Duration) (err error) {
+	call, err := r.begin(ctx, Call{Method: MethodStop, Arg: id, Grace: grace}, r.nameOf(id))
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	c := r.lookupLocked(id)
+	var wait chan struct{}
+	switch {
+	case c == nil:
+		r.mu.Unlock()
+		return errNotFound(MethodStop, id)
+	case !c.running():
+	case !c.behavior.IgnoreSIGTERM:
+		r.exitLocked(c, exitSIGTERM, "")
+	case grace <= 0:
+		r.exitLocked(c, exitSIGKILL, "")
+	default:
+		if c.killTimer == nil {
+			c.killTimer = time.AfterFunc(grace, func() {
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				if !r.closed {
+					r.exitLocked(c, exitSIGKILL, "")
+				}
+			})
+		}
+		wait = c.exited
+	}
+	r.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return errContext(MethodStop, ctx.Err())
+		}
+	}
+	return r.faultAfter(MethodStop)
+}
+
+// Remove removes a container, killing it first (exit code 137, die event)
+// if it runs, and emits a destroy event. A missing container yields an
+// error wrapping runtimeadapter.ErrNotFound.
+func (r *Runtime) Remove(ctx context.Context, id string) (err error) {
+	call, err := r.begin(ctx, Call{Method: MethodRemove, Arg: id}, r.nameOf(id))
+	defer func() { r.finish(call, err) }()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	c := r.lookupLocked(id)
+	if c != nil {
+		r.exitLocked(c, exitSIGKILL, "")
+		r.deleteLocked(c)
+	}
+	r.mu.Unlock()
+	if c == nil {
+		return errNotFound(MethodRemove, id)
+	}
+	return r.faultAfter(MethodRemove)
+}
+
+// nameOf returns the name of the container ref refers to, or "".
+func (r *Runtime) nameOf(ref string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.lookupLocked(ref); c != nil {
+		return c.c.Name
+	}
+	return ""
+}
+
+func errNotFound(method, id string) error {
+	return fmt.Errorf("fake %s: container %s: %w", method, id, runtimeadapter.ErrNotFound)
+}
+
+func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
+	s.Entrypoint = slices.Clone(s.Entrypoint)
+	s.Cmd = slices.Clone(s.Cmd)
+	s.Env = slices.Clone(s.Env)
+	s.Labels = maps.Clone(s.Labels)
+	return s
+}

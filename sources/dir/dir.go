@@ -1,0 +1,137 @@
+// Package dir is the static-pod directory source: every *.yaml, *.yml and
+// *.json file directly in one directory is one pod, as with the kubelet's
+// --pod-manifest-path.
+//
+// The directory is watched (fsnotify), so a change is seen within about the
+// debounce delay (100 ms by default), and re-read in full every rescan
+// period (20 s) as a safety net. Dotfiles, editor files (name~, *.swp,
+// #name#, 4913, *.tmp), other extensions and subdirectories are ignored.
+//
+// A file that fails to parse or validate is one Problem in the update,
+// naming the file and the field, logged once (not on every rescan while it
+// stays the same); the pod it last defined keeps its last good spec until
+// the file is fixed or removed, and the other files are unaffected. When
+// two files define the same namespace/name, the first in name order wins.
+// When the directory itself cannot be read (or does not exist yet) the
+// update carries Err, the node keeps the last set, and the source retries
+// on every rescan and whenever the directory appears.
+package dir
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/sources"
+)
+
+// Source is the static-pod directory source. Create it with New; it
+// implements sources.Source.
+type Source struct {
+	dir      string // absolute
+	nodeName string
+	rescan   time.Duration
+	debounce time.Duration
+	log      *zap.Logger
+}
+
+var _ sources.Source = (*Source)(nil)
+
+// New returns a source for the manifests in dir (made absolute), for the
+// node nodeName (it goes into each pod's UID, see manifest.StaticPodUID).
+// The directory need not exist yet. Options: WithRescanPeriod (default
+// 20 s), WithDebounce (default 100 ms), WithLogger (default none).
+func New(dir, nodeName string, opts ...Option) *Source {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	s := &Source{
+		dir:      abs,
+		nodeName: nodeName,
+		rescan:   DefaultRescanPeriod,
+		debounce: DefaultDebounce,
+		log:      zap.NewNop(),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.log = s.log.With(zap.String("source", s.Name()))
+	return s
+}
+
+// Name returns "file:" and the directory's absolute path.
+func (s *Source) Name() string { return "file:" + s.dir }
+
+// Run reads the directory at once, then on every relevant file-system
+// event (after the debounce delay) and every rescan period, and calls sink
+// when something changed (see sources.Update). It returns nil when ctx
+// ends. If no file-system watch can be set up it logs a warning and relies
+// on rescans.
+func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
+	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
+	w := newWatch(s.dir, s.log)
+	defer w.close()
+
+	rescan := time.NewTicker(s.rescan)
+	defer rescan.Stop()
+	var debounce *time.Timer
+	var debounceC <-chan time.Time // non-nil while a scan is pending
+
+	scan := func() {
+		w.ensure() // before reading, so no change falls between the two
+		u, send := sc.scan()
+		if u.Err != nil {
+			w.lost()
+		}
+		if send {
+			sink(u)
+		}
+	}
+
+	scan()
+	for {
+		select {
+		case <-ctx.Done():
+			if debounce != nil {
+				debounce.Stop()
+			}
+			return nil
+		case <-rescan.C:
+			scan()
+		case <-debounceC:
+			debounceC = nil
+			scan()
+		case ev, ok := <-w.events():
+			if !ok {
+				w.broken(errors.New("event channel closed"))
+				continue
+			}
+			if !w.relevant(ev) || debounceC != nil {
+				continue
+			}
+			if debounce == nil {
+				debounce = time.NewTimer(s.debounce)
+			} else {
+				debounce.Reset(s.debounce)
+			}
+			debounceC = debounce.C
+		case err, ok := <-w.errors():
+			if !ok {
+				w.broken(errors.New("error channel closed"))
+				continue
+			}
+			// An overflow means events were lost: re-read now.
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				s.log.Warn("file-system events lost; re-reading the directory")
+				scan()
+				continue
+			}
+			s.log.Warn("file-system watch error", zap.Error(err))
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package dir
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Defaults for New's options.
+const (
+	// DefaultRescanPeriod is how often the whole directory is re-read as a
+	// safety net behind the file-system watch.
+	DefaultRescanPeriod = 20 * time.Second
+	// DefaultDebounce is how long the source waits after a file-system
+	// event before re-reading, so that one editor save (often several
+	// events) gives one scan.
+	DefaultDebounce = 100 * time.Millisecond
+)
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithRescanPeriod sets how often the directory is re-read in full even
+// without file-system events (default DefaultRescanPeriod, 20 s). It also
+// bounds how long a missing directory goes unnoticed when it cannot be
+// watched. A period ≤ 0 keeps the default.
+func WithRescanPeriod(d time.Duration) Option {
+	return func(s *Source) {
+		if d > 0 {
+			s.rescan = d
+		}
+	}
+}
+
+// WithDebounce sets the delay between a file-system event and the re-read
+// it triggers (default DefaultDebounce, 100 ms); events in that window are
+// coalesced. A negative value keeps the default; 0 re-reads at once.
+func WithDebounce(d time.Duration) Option {
+	return func(s *Source) {
+		if d >= 0 {
+			s.debounce = d
+		}
+	}
+}
+
+// WithLogger sets the logger (default: none). A nil logger keeps the default.
+func WithLogger(l *zap.Logger) Option {
+	return func(s *Source) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}

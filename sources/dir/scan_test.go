@@ -1,0 +1,318 @@
+package dir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/actorlet/actorlet/internal/manifest"
+	"github.com/actorlet/actorlet/sources"
+)
+
+// These tests drive the scanner directly: one scan() per step, no timing.
+
+func newTestScanner(dir string) (*scanner, *observer.ObservedLogs) {
+	log, logs := observedLogger()
+	return newScanner(dir, "file:"+dir, testNode, log), logs
+}
+
+func mustScan(t *testing.T, s *scanner, wantSend bool) sources.Update {
+	t.Helper()
+	u, send := s.scan()
+	if send != wantSend {
+		t.Fatalf("scan sent = %v, want %v: %s", send, wantSend, describe(u))
+	}
+	return u
+}
+
+func wantPods(t *testing.T, u sources.Update, want ...string) {
+	t.Helper()
+	got := podNames(u)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("pods = %q, want %q (%s)", got, want, describe(u))
+	}
+}
+
+func countLogs(logs *observer.ObservedLogs, msg string) int {
+	return logs.FilterMessage(msg).Len()
+}
+
+func TestScanFirstAndUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true) // the first scan is sent, even empty
+	if u.Err != nil || len(u.Pods) != 0 || len(u.Problems) != 0 || u.Source != "file:"+dir {
+		t.Fatalf("first update = %+v", u)
+	}
+	mustScan(t, s, false)
+
+	write(t, dir, "web.yaml", podYAML("web", "nginx:1.25"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:1.25")
+	uid := u.Pods[0].UID
+	mustScan(t, s, false)
+
+	// A comment and key-order edit is no change.
+	write(t, dir, "web.yaml", "# edited\n"+strings.Replace(podYAML("web", "nginx:1.25"), "apiVersion: v1\nkind: Pod\n", "kind: Pod\napiVersion: v1\n", 1))
+	mustScan(t, s, false)
+
+	// A real edit is a new pod (new UID).
+	write(t, dir, "web.yaml", podYAML("web", "nginx:1.26"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:1.26")
+	if u.Pods[0].UID == uid {
+		t.Errorf("UID unchanged after an image edit")
+	}
+}
+
+func TestScanIgnores(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podYAML("web", "nginx"))
+	for i, name := range []string{".hidden.yaml", "web.yaml~", ".web.yaml.swp", "web.yaml.swp", "#web.yaml#", "4913", "web.yaml.tmp", "README.md"} {
+		write(t, dir, name, podYAML("ignored"+string(rune('a'+i)), "nginx"))
+	}
+	for _, sub := range []string{"sub", "sub.yaml"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, sub), "inner.yaml", podYAML("inner-"+strings.TrimSuffix(sub, ".yaml"), "nginx"))
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {
+		t.Logf("no FIFO: %v", err) // reading one would block the scan
+	}
+
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx")
+	if len(u.Problems) != 0 {
+		t.Errorf("problems = %v, want none", u.Problems)
+	}
+}
+
+func TestScanSymlinks(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	write(t, elsewhere, "web.yaml", podYAML("web", "nginx"))
+	if err := os.Symlink(filepath.Join(elsewhere, "web.yaml"), filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("missing.yaml", filepath.Join(dir, "dangling.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "dir.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx") // through the link; the others are skipped
+	if got := sourceFile(u, 0); got != filepath.Join(dir, "web.yaml") {
+		t.Errorf("source file = %s, want the link's path", got)
+	}
+	if len(u.Problems) != 0 {
+		t.Errorf("problems = %v, want none", u.Problems)
+	}
+}
+
+func TestScanBrokenEditKeepsLastGoodPod(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podYAML("web", "nginx:1.25"))
+	write(t, dir, "other.yaml", podYAML("other", "redis:7"))
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/other=redis:7", "default/web=nginx:1.25")
+	good := u.Pods[1]
+
+	broken := strings.Replace(podYAML("web", "nginx:1.26"), "    image: nginx:1.26\n", "    image: \"\"\n", 1)
+	write(t, dir, "web.yaml", broken)
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/other=redis:7", "default/web=nginx:1.25")
+	if u.Pods[1] != good {
+		t.Errorf("the broken file's pod is not its last good one")
+	}
+	if len(u.Problems) != 1 {
+		t.Fatalf("problems = %v, want 1", u.Problems)
+	}
+	want := "manifest " + filepath.Join(dir, "web.yaml") + ": spec.containers[0].image: Required value"
+	if got := u.Problems[0].Error(); got != want {
+		t.Errorf("problem = %q, want %q", got, want)
+	}
+
+	// Rescans, and rewriting the same broken content, neither resend nor relog.
+	mustScan(t, s, false)
+	write(t, dir, "web.yaml", broken)
+	mustScan(t, s, false)
+	// Another file changing resends, with the problem still listed, but the
+	// problem is not logged again.
+	write(t, dir, "other.yaml", podYAML("other", "redis:7.2"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/other=redis:7.2", "default/web=nginx:1.25")
+	if len(u.Problems) != 1 {
+		t.Errorf("problems = %v, want 1", u.Problems)
+	}
+	if n := countLogs(logs, "manifest rejected; its pod keeps its last good spec"); n != 1 {
+		t.Errorf("problem logged %d times, want 1", n)
+	}
+
+	// Fixing it applies the new spec and clears the problem.
+	write(t, dir, "web.yaml", podYAML("web", "nginx:1.26"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/other=redis:7.2", "default/web=nginx:1.26")
+	if len(u.Problems) != 0 {
+		t.Errorf("problems = %v, want none", u.Problems)
+	}
+	if n := countLogs(logs, "manifest fixed"); n != 1 {
+		t.Errorf("fix logged %d times, want 1", n)
+	}
+}
+
+func TestScanBrokenNewFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "bad.json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"containerz": []}}`)
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u)
+	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), filepath.Join(dir, "bad.json")) ||
+		!strings.Contains(u.Problems[0].Error(), `unknown field "spec.containerz"`) {
+		t.Errorf("problems = %v, want one naming bad.json and spec.containerz", u.Problems)
+	}
+	mustScan(t, s, false)
+	if n := countLogs(logs, "manifest rejected"); n != 1 {
+		t.Errorf("logged %d times, want 1", n)
+	}
+	// Deleting a broken file clears its problem.
+	remove(t, filepath.Join(dir, "bad.json"))
+	u = mustScan(t, s, true)
+	if len(u.Problems) != 0 {
+		t.Errorf("problems = %v after delete", u.Problems)
+	}
+}
+
+func TestScanDeleteRemovesPod(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", podYAML("a", "nginx"))
+	write(t, dir, "b.yaml", podYAML("b", "nginx"))
+	s, _ := newTestScanner(dir)
+	wantPods(t, mustScan(t, s, true), "default/a=nginx", "default/b=nginx")
+	remove(t, filepath.Join(dir, "a.yaml"))
+	wantPods(t, mustScan(t, s, true), "default/b=nginx")
+	// A broken file keeps its last good pod only until it is deleted.
+	write(t, dir, "b.yaml", "kind: Pod\n")
+	wantPods(t, mustScan(t, s, true), "default/b=nginx")
+	remove(t, filepath.Join(dir, "b.yaml"))
+	wantPods(t, mustScan(t, s, true))
+}
+
+func TestScanSameNameConflict(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "b.yaml", podYAML("web", "nginx:b"))
+	write(t, dir, "a.yaml", podYAML("web", "nginx:a"))
+	write(t, dir, "c.yaml", podYAML("other", "redis"))
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:a", "default/other=redis")
+	if got := sourceFile(u, 0); got != filepath.Join(dir, "a.yaml") {
+		t.Errorf("winner from %s, want a.yaml", got)
+	}
+	if len(u.Problems) != 1 || !strings.HasPrefix(u.Problems[0].Error(), "manifest "+filepath.Join(dir, "b.yaml")+": pod default/web is also defined by ") {
+		t.Errorf("problems = %v, want one naming b.yaml", u.Problems)
+	}
+	mustScan(t, s, false)
+	write(t, dir, "c.yaml", podYAML("other", "redis:7"))
+	mustScan(t, s, true)
+	if n := countLogs(logs, "two manifests define the same pod"); n != 1 {
+		t.Errorf("conflict warned %d times, want 1", n)
+	}
+
+	// The winner going away lets the other file's pod in.
+	remove(t, filepath.Join(dir, "a.yaml"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:b", "default/other=redis:7")
+	if len(u.Problems) != 0 {
+		t.Errorf("problems = %v, want none", u.Problems)
+	}
+}
+
+func TestScanSameUIDConflict(t *testing.T) {
+	dir := t.TempDir()
+	withUID := func(name string) string {
+		return strings.Replace(podYAML(name, "nginx"), "  name: "+name+"\n", "  name: "+name+"\n  uid: fixed-uid\n", 1)
+	}
+	write(t, dir, "a.yaml", withUID("a"))
+	write(t, dir, "b.yaml", withUID("b"))
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/a=nginx")
+	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), "pod UID fixed-uid is also defined by") {
+		t.Errorf("problems = %v", u.Problems)
+	}
+}
+
+func TestScanMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	if u.Err == nil || !strings.Contains(u.Err.Error(), dir) || u.Pods != nil {
+		t.Fatalf("update = %s, want an Err naming %s", describe(u), dir)
+	}
+	mustScan(t, s, false) // same error: not resent, not relogged
+	if n := countLogs(logs, "cannot read manifest directory; keeping the last set of pods"); n != 1 {
+		t.Errorf("logged %d times, want 1", n)
+	}
+
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "web.yaml", podYAML("web", "nginx"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx")
+
+	// The directory vanishing is an error, never an empty set; coming back
+	// with the same content is sent again (the source recovered).
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	u = mustScan(t, s, true)
+	if u.Err == nil {
+		t.Fatalf("update = %s, want Err", describe(u))
+	}
+	if err := os.Rename(dir+".old", dir); err != nil {
+		t.Fatal(err)
+	}
+	wantPods(t, mustScan(t, s, true), "default/web=nginx")
+}
+
+func TestScanUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads files regardless of mode")
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", podYAML("web", "nginx"))
+	s, _ := newTestScanner(dir)
+	wantPods(t, mustScan(t, s, true), "default/web=nginx")
+	if err := os.Chmod(filepath.Join(dir, "web.yaml"), 0); err != nil {
+		t.Fatal(err)
+	}
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx")
+	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), "permission denied") {
+		t.Errorf("problems = %v", u.Problems)
+	}
+}
+
+func TestScanProblemsAreFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "x.yaml", "")
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	if len(u.Problems) != 1 {
+		t.Fatalf("problems = %v", u.Problems)
+	}
+	var fe *manifest.FileError
+	if !errors.As(u.Problems[0], &fe) || fe.Path != filepath.Join(dir, "x.yaml") {
+		t.Errorf("problem %v is not a *manifest.FileError for x.yaml", u.Problems[0])
+	}
+}
