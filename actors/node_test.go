@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -206,6 +207,39 @@ func TestReplacementStartsAfterOldStopped(t *testing.T) {
 		// The old app ignored SIGTERM: it was killed at the 30 s grace.
 		if d := lastOldRemove.Sub(h.creates("actorlet_app_web_default_uid-old")[0]); d < 30*time.Second {
 			t.Errorf("old pod removed %v after start; its grace period is 30 s", d)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A create whose answer is lost (the container exists, the call failed) is
+// retried: the sandbox is adopted by its deterministic name or state, and
+// the app container by name conflict; nothing is duplicated.
+func TestLostCreateAnswersAreAdopted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.InjectErrorAfter(fake.MethodCreate, errors.New("connection reset"), 2)
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("web", "uid-web", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 30*time.Second, "app running", func() bool { return len(rt.Running("uid-web", "app")) == 1 })
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if n := len(rt.Containers()); n != 2 {
+			var names []string
+			for _, c := range rt.Containers() {
+				names = append(names, c.Name+"/"+c.RawState)
+			}
+			t.Fatalf("%d containers %v, want exactly one sandbox and one app", n, names)
+		}
+		for _, c := range rt.Containers() {
+			if c.State != runtimeadapter.StateRunning {
+				t.Errorf("container %s is %s, want running", c.Name, c.RawState)
+			}
+			if c.Labels[runtimeadapter.LabelRestartCount] != "0" {
+				t.Errorf("container %s has restart count %s, want 0", c.Name, c.Labels[runtimeadapter.LabelRestartCount])
+			}
 		}
 		h.stop()
 		rt.Close()

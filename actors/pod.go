@@ -298,6 +298,15 @@ func (w *worker) run(plan podsync.Plan) []error {
 	errs = append(errs, w.kill(apps)...)
 	errs = append(errs, w.kill(sandboxes)...)
 
+	if plan.AdoptSandboxID != "" {
+		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		err := w.cfg.Runtime.Start(ctx, plan.AdoptSandboxID)
+		cancel()
+		if err != nil {
+			return append(errs, fmt.Errorf("pod %s: start created sandbox %s: %w", w.podName(), short(plan.AdoptSandboxID), err))
+		}
+		w.sandboxID = plan.AdoptSandboxID
+	}
 	if plan.CreateSandbox {
 		id, err := w.createSandbox(plan.SandboxAttempt)
 		if err != nil {
@@ -336,6 +345,13 @@ func (w *worker) kill(ks []podsync.Kill) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil { // never let a panic here end the process
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("pod %s: stop container %s panicked: %v", w.podName(), k.Container.Name, p))
+					mu.Unlock()
+				}
+			}()
 			w.log.Info("killing container", zap.String("container", k.Container.Labels[runtimeadapter.LabelContainerName]),
 				zap.String("id", short(k.Container.ID)), zap.String("reason", k.Reason), zap.Duration("grace", k.Grace))
 			ctx, cancel := w.call(k.Grace + w.cfg.RuntimeTimeout)

@@ -14,11 +14,12 @@ import (
 // forgets the PID when the pod actor reports Terminated. Its props carry
 // the pod actors' supervisor strategy (bounded restarts, never escalating).
 type router struct {
-	cfg   Config
-	node  *actor.PID
-	log   *zap.Logger
-	pods  map[types.UID]*podEntry
-	byPID map[string]types.UID
+	cfg      Config
+	node     *actor.PID
+	log      *zap.Logger
+	pods     map[types.UID]*podEntry
+	byPID    map[string]types.UID
+	stopping bool // the router itself is stopping: its children end with it
 }
 
 type podEntry struct {
@@ -36,7 +37,10 @@ func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
 func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		r.stopping = false
 		ctx.Send(ctx.Parent(), &messages.RouterStarted{})
+	case *actor.Stopping, *actor.Restarting:
+		r.stopping = true
 	case *messages.PodSpec:
 		e := r.pods[m.Pod.UID]
 		if e == nil {
@@ -80,7 +84,7 @@ func (r *router) Receive(ctx actor.Context) {
 		ctx.Send(r.node, m)
 	case *actor.Terminated:
 		// A pod actor stopped by its supervisor (past its restart limit).
-		if uid, ok := r.byPID[m.Who.Id]; ok {
+		if uid, ok := r.byPID[m.Who.Id]; ok && !r.stopping {
 			delete(r.byPID, m.Who.Id)
 			delete(r.pods, uid)
 			r.log.Error("pod actor stopped after too many restarts", zap.String("podUID", string(uid)))

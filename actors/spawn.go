@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,7 +26,7 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	log := cfg.Logger.Named("node")
 	run := func(ctx context.Context, self *actor.PID, sys *actor.ActorSystem) {
 		for _, s := range srcs {
-			go runSource(ctx, s, self, sys, log)
+			go runSource(ctx, s, self, sys)
 		}
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
@@ -45,17 +44,15 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 
 // runSource delivers a source's updates to the node as messages. A panic
 // in the source is recovered and reported, never fatal to the process.
-func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *actor.ActorSystem, log *zap.Logger) {
+func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *actor.ActorSystem) {
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("source %s panicked: %v\n%s", s.Name(), p, debug.Stack())
 			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: err})
 		}
 	}()
+	// The source logs its own problems (once each); the node only needs the set.
 	err := s.Run(ctx, func(u sources.Update) {
-		for _, p := range u.Problems {
-			log.Error("manifest problem", zap.String("source", u.Source), zap.Error(p))
-		}
 		if u.Err != nil {
 			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: u.Err})
 			return

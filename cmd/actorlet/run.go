@@ -24,8 +24,9 @@ import (
 	"github.com/actorlet/actorlet/supervision"
 )
 
-// exitTimeout bounds a graceful exit on SIGTERM or SIGINT.
-const exitTimeout = 10 * time.Second
+// exitTimeout bounds stopping the actor tree on SIGTERM or SIGINT, so the
+// whole exit stays within 10 s.
+const exitTimeout = 8 * time.Second
 
 type runFlags struct {
 	manifests      string

@@ -11,15 +11,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// bare is a pod as a minimal manifest decodes: nothing defaulted.
+// bare is a pod as a minimal manifest decodes: nothing defaulted. It has no
+// init container, as actorlet rejects them; addInit adds one.
 func bare() *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: v1.PodSpec{
-			InitContainers: []v1.Container{{Name: "init", Image: "busybox:1.36"}},
-			Containers:     []v1.Container{{Name: "app", Image: "nginx:1.25"}},
+			Containers: []v1.Container{{Name: "app", Image: "nginx:1.25"}},
 		},
 	}
+}
+
+// addInit gives p an undefaulted init container "init", for the tests about
+// init containers (Validate rejects a pod that has one).
+func addInit(p *v1.Pod) {
+	p.Spec.InitContainers = []v1.Container{{Name: "init", Image: "busybox:1.36"}}
 }
 
 func TestSetDefaults(t *testing.T) {
@@ -53,14 +59,14 @@ func TestSetDefaults(t *testing.T) {
 		{"no tolerations", nil, func(p *v1.Pod) any { return p.Spec.Tolerations }, []v1.Toleration(nil)},
 
 		{"terminationMessagePath app", nil, func(p *v1.Pod) any { return p.Spec.Containers[0].TerminationMessagePath }, "/dev/termination-log"},
-		{"terminationMessagePath init", nil, func(p *v1.Pod) any { return p.Spec.InitContainers[0].TerminationMessagePath }, "/dev/termination-log"},
+		{"terminationMessagePath init", addInit, func(p *v1.Pod) any { return p.Spec.InitContainers[0].TerminationMessagePath }, "/dev/termination-log"},
 		{"terminationMessagePolicy app", nil, func(p *v1.Pod) any { return p.Spec.Containers[0].TerminationMessagePolicy }, v1.TerminationMessageReadFile},
-		{"terminationMessagePolicy init", nil, func(p *v1.Pod) any { return p.Spec.InitContainers[0].TerminationMessagePolicy }, v1.TerminationMessageReadFile},
+		{"terminationMessagePolicy init", addInit, func(p *v1.Pod) any { return p.Spec.InitContainers[0].TerminationMessagePolicy }, v1.TerminationMessageReadFile},
 
 		{"pull tagged", nil, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullIfNotPresent},
-		{"pull init tagged", nil, func(p *v1.Pod) any { return p.Spec.InitContainers[0].ImagePullPolicy }, v1.PullIfNotPresent},
+		{"pull init tagged", addInit, func(p *v1.Pod) any { return p.Spec.InitContainers[0].ImagePullPolicy }, v1.PullIfNotPresent},
 		{"pull untagged", func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx" }, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullAlways},
-		{"pull init untagged", func(p *v1.Pod) { p.Spec.InitContainers[0].Image = "busybox" }, func(p *v1.Pod) any { return p.Spec.InitContainers[0].ImagePullPolicy }, v1.PullAlways},
+		{"pull init untagged", func(p *v1.Pod) { addInit(p); p.Spec.InitContainers[0].Image = "busybox" }, func(p *v1.Pod) any { return p.Spec.InitContainers[0].ImagePullPolicy }, v1.PullAlways},
 		{"pull latest", func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx:latest" }, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullAlways},
 		{"pull digest", func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx@sha256:" + sha }, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullIfNotPresent},
 		{"pull latest with digest", func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx:latest@sha256:" + sha }, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullAlways},
@@ -76,7 +82,7 @@ func TestSetDefaults(t *testing.T) {
 			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 53, Protocol: v1.ProtocolUDP}}
 		},
 			func(p *v1.Pod) any { return p.Spec.Containers[0].Ports[0].Protocol }, v1.ProtocolUDP},
-		{"port init protocol", func(p *v1.Pod) { p.Spec.InitContainers[0].Ports = []v1.ContainerPort{{ContainerPort: 81}} },
+		{"port init protocol", func(p *v1.Pod) { addInit(p); p.Spec.InitContainers[0].Ports = []v1.ContainerPort{{ContainerPort: 81}} },
 			func(p *v1.Pod) any { return p.Spec.InitContainers[0].Ports[0].Protocol }, v1.ProtocolTCP},
 		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}} },
 			func(p *v1.Pod) any { return p.Spec.Containers[0].Ports[0].HostPort }, int32(0)},
@@ -85,6 +91,7 @@ func TestSetDefaults(t *testing.T) {
 			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}}
 		}, func(p *v1.Pod) any { return p.Spec.Containers[0].Ports[0].HostPort }, int32(80)},
 		{"hostPort under hostNetwork init", func(p *v1.Pod) {
+			addInit(p)
 			p.Spec.HostNetwork = true
 			p.Spec.InitContainers[0].Ports = []v1.ContainerPort{{ContainerPort: 81}}
 		}, func(p *v1.Pod) any { return p.Spec.InitContainers[0].Ports[0].HostPort }, int32(81)},
@@ -96,7 +103,7 @@ func TestSetDefaults(t *testing.T) {
 		{"liveness probe", func(p *v1.Pod) { p.Spec.Containers[0].LivenessProbe = httpProbe() }, func(p *v1.Pod) any { return p.Spec.Containers[0].LivenessProbe }, wantProbe},
 		{"readiness probe", func(p *v1.Pod) { p.Spec.Containers[0].ReadinessProbe = httpProbe() }, func(p *v1.Pod) any { return p.Spec.Containers[0].ReadinessProbe }, wantProbe},
 		{"startup probe", func(p *v1.Pod) { p.Spec.Containers[0].StartupProbe = httpProbe() }, func(p *v1.Pod) any { return p.Spec.Containers[0].StartupProbe }, wantProbe},
-		{"init probe", func(p *v1.Pod) { p.Spec.InitContainers[0].StartupProbe = httpProbe() }, func(p *v1.Pod) any { return p.Spec.InitContainers[0].StartupProbe }, wantProbe},
+		{"init probe", func(p *v1.Pod) { addInit(p); p.Spec.InitContainers[0].StartupProbe = httpProbe() }, func(p *v1.Pod) any { return p.Spec.InitContainers[0].StartupProbe }, wantProbe},
 		{"probe values kept", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{
 				ProbeHandler:   v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Scheme: v1.URISchemeHTTPS}},
@@ -140,6 +147,7 @@ func TestSetDefaults(t *testing.T) {
 
 func TestSetDefaultsIdempotent(t *testing.T) {
 	once := bare()
+	addInit(once)
 	once.Spec.HostNetwork = true
 	once.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}}
 	once.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{}}}

@@ -67,6 +67,21 @@ func TestLoadFileWarnings(t *testing.T) {
 	}
 }
 
+func TestLoadFileHostPortUnderHostNetwork(t *testing.T) {
+	data := strings.Replace(validYAML, "spec:\n", "spec:\n  hostNetwork: true\n", 1)
+	data = strings.Replace(data, "- containerPort: 80\n", "- containerPort: 80\n      hostPort: 80\n", 1)
+	pod, warnings, err := LoadFile(uidNode, "/m/web.yaml", []byte(data))
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings = %q, want none", warnings)
+	}
+	if got := pod.Spec.Containers[0].Ports[0].HostPort; got != 80 {
+		t.Errorf("hostPort = %d, want 80", got)
+	}
+}
+
 func TestLoadFileErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string
@@ -75,6 +90,10 @@ func TestLoadFileErrors(t *testing.T) {
 			"manifest /m/web.yaml: spec.containers[0].image: Required value"},
 		{"unsupported", strings.Replace(validYAML, "spec:\n", "spec:\n  hostPID: true\n", 1),
 			"manifest /m/web.yaml: spec.hostPID: Forbidden: not supported by actorlet"},
+		{"initContainers", strings.Replace(validYAML, "spec:\n", "spec:\n  initContainers:\n  - name: init\n    image: busybox:1.36\n", 1),
+			"manifest /m/web.yaml: spec.initContainers: Forbidden: not supported by actorlet: init containers are not run yet"},
+		{"hostPort without hostNetwork", strings.Replace(validYAML, "- containerPort: 80\n", "- containerPort: 80\n      hostPort: 8080\n", 1),
+			"manifest /m/web.yaml: spec.containers[0].ports[0].hostPort: Forbidden: not supported by actorlet: host ports are published only with hostNetwork yet"},
 		{"decode", "kind: Pod\napiVersion: v1\nspec: {bogus: 1}\n",
 			`manifest /m/web.yaml: unknown field "spec.bogus"`},
 		{"empty", "", "manifest /m/web.yaml: empty manifest"},

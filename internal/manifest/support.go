@@ -35,7 +35,7 @@ type scope int
 
 const (
 	podScope       scope = iota // at the pod's root: "spec.hostPID"
-	containerScope              // in every init, app and ephemeral container: "volumeMounts"
+	containerScope              // in every init and app container: "volumeMounts"
 )
 
 // fieldRule classifies one field.
@@ -76,7 +76,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "status", support: ignored, why: "ignored by actorlet: status is observed, not read from manifests"},
 
 	// PodSpec.
-	{scope: podScope, path: "spec.initContainers", support: supported},
+	{scope: podScope, path: "spec.initContainers", support: rejected, why: "init containers are not run yet"},
 	{scope: podScope, path: "spec.containers", support: supported},
 	{scope: podScope, path: "spec.restartPolicy", support: supported},
 	{scope: podScope, path: "spec.terminationGracePeriodSeconds", support: supported},
@@ -136,7 +136,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
 
-	// Container (init, app and ephemeral alike).
+	// Container (init and app alike; ephemeral containers are rejected whole).
 	{scope: containerScope, path: "name", support: supported},
 	{scope: containerScope, path: "image", support: supported},
 	{scope: containerScope, path: "imagePullPolicy", support: supported},
@@ -192,33 +192,21 @@ var supportTable = []fieldRule{
 func checkSupport(pod *v1.Pod) (warnings []string, errs field.ErrorList) {
 	raw, err := json.Marshal(pod)
 	if err != nil { // cannot happen for a decoded pod
-		return nil, field.ErrorList{field.InternalError(nil, err)}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	var root map[string]any
 	if err := json.Unmarshal(raw, &root); err != nil {
-		return nil, field.ErrorList{field.InternalError(nil, err)}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 
-	type base struct {
-		obj  any
-		path *field.Path
-	}
-	bases := map[scope][]base{podScope: {{obj: root}}}
+	warnings, errs = applyRules(podScope, root, nil)
 	spec, _ := root["spec"].(map[string]any)
-	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+	for _, list := range []string{"initContainers", "containers"} {
 		items, _ := spec[list].([]any)
 		for i, c := range items {
-			bases[containerScope] = append(bases[containerScope], base{obj: c, path: field.NewPath("spec", list).Index(i)})
+			w, e := applyRules(containerScope, c, field.NewPath("spec", list).Index(i))
+			warnings, errs = append(warnings, w...), append(errs, e...)
 		}
-	}
-
-	for _, b := range bases[podScope] {
-		w, e := applyRules(podScope, b.obj, b.path)
-		warnings, errs = append(warnings, w...), append(errs, e...)
-	}
-	for _, b := range bases[containerScope] {
-		w, e := applyRules(containerScope, b.obj, b.path)
-		warnings, errs = append(warnings, w...), append(errs, e...)
 	}
 	return warnings, errs
 }

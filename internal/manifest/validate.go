@@ -140,6 +140,10 @@ func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.
 			if hostNetwork && p.HostPort != p.ContainerPort {
 				errs = append(errs, field.Invalid(pp.Child("hostPort"), p.HostPort, "must match containerPort when hostNetwork is true"))
 			}
+			if !hostNetwork {
+				// Ignoring it would leave the port unpublished: reject.
+				errs = append(errs, field.Forbidden(pp.Child("hostPort"), notSupported+": host ports are published only with hostNetwork yet"))
+			}
 			key := fmt.Sprintf("%s/%d/%s", p.HostIP, p.HostPort, p.Protocol)
 			if hostPorts.Has(key) {
 				errs = append(errs, field.Duplicate(pp.Child("hostPort"), fmt.Sprintf("%d/%s", p.HostPort, p.Protocol)))

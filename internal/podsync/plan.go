@@ -71,8 +71,11 @@ type Plan struct {
 	Kill           []Kill
 	CreateSandbox  bool
 	SandboxAttempt int
-	// SandboxID is the running sandbox app containers join when
-	// CreateSandbox is false.
+	// AdoptSandboxID is a created, never started sandbox to start instead
+	// of creating one.
+	AdoptSandboxID string
+	// SandboxID is the running sandbox app containers join when neither
+	// CreateSandbox nor AdoptSandboxID is set.
 	SandboxID string
 	Start     []Start
 	Remove    []runtimeadapter.Container
@@ -89,7 +92,7 @@ type Plan struct {
 
 // Empty reports whether the plan has no runtime work.
 func (p *Plan) Empty() bool {
-	return len(p.Kill) == 0 && !p.CreateSandbox && len(p.Start) == 0 && len(p.Remove) == 0
+	return len(p.Kill) == 0 && !p.CreateSandbox && p.AdoptSandboxID == "" && len(p.Start) == 0 && len(p.Remove) == 0
 }
 
 // Reasons for kills and starts; they reach events and logs.
@@ -237,14 +240,22 @@ func Compute(in Input) Plan {
 				}
 			}
 		}
+		// A sandbox created but never started (a crash or a lost answer
+		// between create and start) is adopted, not replaced.
+		adopt := sb != nil && sb.State == runtimeadapter.StateUnknown && sb.RawState == "created" &&
+			labelHash(sb) == SandboxHash(pod)
 		for _, s := range g.sandboxes {
-			if isLive(&s) {
+			if isLive(&s) && !(adopt && s.ID == sb.ID) {
 				p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonSandboxChanged})
 			}
 		}
-		p.CreateSandbox = true
-		if sb != nil {
-			p.SandboxAttempt = restarts(sb) + 1
+		switch {
+		case adopt:
+			p.AdoptSandboxID = sb.ID
+		case sb != nil:
+			p.CreateSandbox, p.SandboxAttempt = true, restarts(sb)+1
+		default:
+			p.CreateSandbox = true
 		}
 		for _, c := range pod.Spec.Containers {
 			insts := g.apps[c.Name]

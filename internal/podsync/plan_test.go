@@ -73,6 +73,9 @@ func summary(p Plan) string {
 	if p.CreateSandbox {
 		parts = append(parts, fmt.Sprintf("sandbox#%d", p.SandboxAttempt))
 	}
+	if p.AdoptSandboxID != "" {
+		parts = append(parts, "adopt sandbox "+p.AdoptSandboxID)
+	}
 	for _, s := range p.Start {
 		if s.AdoptID != "" {
 			parts = append(parts, "adopt "+s.AdoptID)
@@ -152,6 +155,10 @@ func TestCompute(t *testing.T) {
 			"kill app-0(Duplicate)"},
 		{"duplicate sandbox is killed", always, []runtimeadapter.Container{inst(always, "POD", 1, R, 0), sbRun(always), inst(always, "app", 0, R, 0)}, 0, now,
 			"kill POD-0(Duplicate)"},
+		{"half-created sandbox is adopted, not replaced", always, []runtimeadapter.Container{inst(always, "POD", 0, U, 0)}, 0, now,
+			"adopt sandbox POD-0; start app#0(Created)"},
+		{"half-created sandbox of an old spec is replaced", hostNet, []runtimeadapter.Container{inst(always, "POD", 0, U, 0)}, 0, now,
+			"kill POD-0(SandboxChanged); sandbox#1; start app#0(Created)"},
 		{"half-created container is adopted", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 2, U, 0)}, 0, now,
 			"adopt app-2"},
 		{"older dead instances removed, newest kept", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 2, R, 0), inst(always, "app", 1, X, 1), inst(always, "app", 0, X, 1)}, 0, now,

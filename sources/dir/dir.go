@@ -5,13 +5,15 @@
 // The directory is watched (fsnotify), so a change is seen within about the
 // debounce delay (100 ms by default), and re-read in full every rescan
 // period (20 s) as a safety net. Dotfiles, editor files (name~, *.swp,
-// #name#, 4913, *.tmp), other extensions and subdirectories are ignored.
+// #name#, 4913, *.tmp), other extensions, subdirectories and anything but
+// regular files (symlinks to them count) are ignored.
 //
 // A file that fails to parse or validate is one Problem in the update,
 // naming the file and the field, logged once (not on every rescan while it
 // stays the same); the pod it last defined keeps its last good spec until
 // the file is fixed or removed, and the other files are unaffected. When
-// two files define the same namespace/name, the first in name order wins.
+// two files define the same namespace/name (or UID), the first in name
+// order wins and the other is a Problem, warned about once.
 // When the directory itself cannot be read (or does not exist yet) the
 // update carries Err, the node keeps the last set, and the source retries
 // on every rescan and whenever the directory appears.

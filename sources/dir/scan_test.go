@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"go.uber.org/zap/zaptest/observer"
@@ -81,9 +80,6 @@ func TestScanIgnores(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(t, filepath.Join(dir, sub), "inner.yaml", podYAML("inner-"+strings.TrimSuffix(sub, ".yaml"), "nginx"))
-	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {
-		t.Logf("no FIFO: %v", err) // reading one would block the scan
 	}
 
 	s, _ := newTestScanner(dir)
