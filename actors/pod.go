@@ -306,6 +306,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 			return append(errs, fmt.Errorf("pod %s: start created sandbox %s: %w", w.podName(), short(plan.AdoptSandboxID), err))
 		}
 		w.sandboxID = plan.AdoptSandboxID
+		w.log.Info("sandbox started", zap.String("id", short(w.sandboxID)), zap.String("reason", podsync.ReasonAdopt))
 	}
 	if plan.CreateSandbox {
 		id, err := w.createSandbox(plan.SandboxAttempt)
@@ -408,6 +409,8 @@ func (w *worker) start(s podsync.Start) error {
 		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
 			return fmt.Errorf("pod %s: start created container %s: %w", w.podName(), s.Name, err)
 		}
+		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
+			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
 		return nil
 	}
 	var c *v1.Container

@@ -32,6 +32,7 @@ func New(format, level string) (*zap.Logger, error) {
 		return nil, fmt.Errorf("log format %q: want console or json", format)
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.DisableStacktrace = true // an operator's typo is not a crash
 	cfg.Sampling = nil
 	return cfg.Build()
 }
