@@ -245,3 +245,77 @@ func TestLostCreateAnswersAreAdopted(t *testing.T) {
 		rt.Close()
 	})
 }
+
+// A failed relist is an error, never an empty list: while every list
+// fails, no orphan is killed and no container is touched; the node hears
+// of the failure.
+func TestFailedRelistTouchesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("web", "uid-web", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 10*time.Second, "app running", func() bool { return len(rt.Running("uid-web", "app")) == 1 })
+		rt.InjectError(fake.MethodList, runtimeadapter.ErrUnavailable, -1)
+		rt.ResetCalls()
+		time.Sleep(10 * time.Second) // ten failed relists
+		synctest.Wait()
+		if n := rt.CallCount(fake.MethodList); n < 10 {
+			t.Fatalf("%d list calls in 10 s, want a relist every second", n)
+		}
+		for _, c := range rt.Calls() {
+			if c.Method != fake.MethodList {
+				t.Fatalf("runtime call %s(%s) while lists fail", c.Method, c.Arg)
+			}
+		}
+		if len(rt.Running("uid-web", "app")) != 1 {
+			t.Fatal("the running app container is gone")
+		}
+		rt.ClearFaults()
+		h.stop()
+		rt.Close()
+	})
+}
+
+// Removal stops the app containers before the sandbox, each with the pod's
+// grace period.
+func TestRemovalStopsAppsBeforeSandbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		pod := testPod("web", "uid-web", v1.RestartPolicyAlways, "a", "b")
+		grace := int64(7)
+		pod.Spec.TerminationGracePeriodSeconds = &grace
+		h.apply(pod)
+		waitFor(t, 10*time.Second, "apps running", func() bool {
+			return len(rt.Running("uid-web", "a")) == 1 && len(rt.Running("uid-web", "b")) == 1
+		})
+		names := map[string]string{}
+		for _, c := range rt.Containers() {
+			names[c.ID] = c.Labels[runtimeadapter.LabelContainerName]
+		}
+		h.apply()
+		waitFor(t, 30*time.Second, "no containers", func() bool { return len(rt.Containers()) == 0 })
+		var order []string
+		for _, c := range rt.Calls() {
+			if c.Method == fake.MethodStop {
+				order = append(order, names[c.Arg])
+				if c.Grace != 7*time.Second {
+					t.Errorf("stop %s with grace %v, want the pod's 7s", c.Arg, c.Grace)
+				}
+			}
+		}
+		if len(order) != 3 || order[2] != runtimeadapter.SandboxName {
+			t.Fatalf("stop order %v, want both apps, then the sandbox", order)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+func TestDefaultRelistPeriodIsOneSecond(t *testing.T) {
+	if c := (Config{}).withDefaults(); c.RelistPeriod != time.Second {
+		t.Fatalf("default relist period %v, want 1s as the kubelet", c.RelistPeriod)
+	}
+}
