@@ -123,3 +123,35 @@ type PodActorFailed struct {
 // router restarted by its supervisor has lost its pod actors, so the node
 // sends it every pod again (the pod actors rebuild from the runtime).
 type RouterStarted struct{}
+
+// EventType is Kubernetes' event type: Normal or Warning.
+type EventType string
+
+const (
+	EventNormal  EventType = "Normal"
+	EventWarning EventType = "Warning"
+)
+
+// Event is something that happened to a pod, with a Kubernetes reason
+// (Pulling, Pulled, Created, Started, Killing, BackOff, Unhealthy, Failed,
+// FailedSync, ...). Pod actors send them to the node, which keeps a bounded
+// list of recent ones, newest last.
+type Event struct {
+	Time      time.Time
+	Type      EventType
+	Reason    string
+	Namespace string
+	Pod       string
+	UID       types.UID
+	// Container is the container's spec name, empty for pod-level events.
+	Container string
+	Message   string
+}
+
+// GetEvents asks the node for its recent events; the answer is *Events.
+type GetEvents struct{}
+
+// Events answers GetEvents, oldest first.
+type Events struct {
+	Items []Event
+}

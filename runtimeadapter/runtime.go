@@ -10,6 +10,7 @@ package runtimeadapter
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -150,4 +151,20 @@ type Event struct {
 // ctx ends or the stream breaks; the error channel then says why.
 type EventSource interface {
 	Events(ctx context.Context, node string) (<-chan Event, <-chan error)
+}
+
+// LogOptions selects what Logs returns.
+type LogOptions struct {
+	Follow     bool
+	TailLines  int // 0 or less: all
+	Since      time.Time
+	Timestamps bool
+}
+
+// LogSource is implemented by runtimes that keep container logs (Docker's
+// json-file driver). Logs returns the container's stdout and stderr,
+// demultiplexed into one plain stream, until ctx ends or, without Follow,
+// the end of the log. Errors: ErrNotFound for an unknown container.
+type LogSource interface {
+	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
 }
