@@ -44,7 +44,15 @@ type Config struct {
 	PodRestartWindow time.Duration
 	ListTimeout      time.Duration
 	RuntimeTimeout   time.Duration
-	Logger           *zap.Logger
+	// RelistThreshold: see DefaultRelistThreshold (3 min).
+	RelistThreshold time.Duration
+	// HostSource declares that the embedding service feeds pods with
+	// SetHostPods/ApplyPod/DeletePod: orphans then wait for its first
+	// SetHostPods, as they wait for every other source's first sync.
+	HostSource bool
+	// MaxEvents: see DefaultMaxEvents (1000).
+	MaxEvents int
+	Logger    *zap.Logger
 }
 
 // withDefaults fills zero fields.
@@ -63,6 +71,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RuntimeTimeout <= 0 {
 		c.RuntimeTimeout = DefaultRuntimeTimeout
+	}
+	if c.RelistThreshold <= 0 {
+		c.RelistThreshold = DefaultRelistThreshold
+	}
+	if c.MaxEvents <= 0 {
+		c.MaxEvents = DefaultMaxEvents
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

@@ -42,6 +42,14 @@ type nodeActor struct {
 	orphanKills map[string]bool // container IDs being killed as orphans
 	lastRelist  time.Time
 	relistErr   error
+	started     time.Time
+
+	events     []messages.Event // recent events, oldest first, at most cfg.MaxEvents
+	syncing    map[types.UID]time.Time
+	sourceErrs map[string]error
+
+	subscribers map[string]*actor.PID
+	removedPods map[types.UID]*v1.Pod // removed pods not yet Terminated, for the last publish
 
 	cancelSources context.CancelFunc
 	runSources    func(ctx context.Context, self *actor.PID, sys *actor.ActorSystem)
@@ -56,8 +64,12 @@ func nsName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // Receive handles the node's messages.
 func (n *nodeActor) Receive(ctx actor.Context) {
+	if n.hostMessage(ctx, ctx.Message()) {
+		return
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		n.started = time.Now()
 		n.router = ctx.Spawn(newRouterProps(n.cfg, ctx.Self()))
 		n.relist = ctx.Spawn(newRelistProps(n.cfg, n.router, ctx.Self()))
 		if n.runSources != nil {
@@ -83,12 +95,29 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		n.sets[m.Source] = m.Pods
 		n.synced[m.Source] = true
+		delete(n.sourceErrs, m.Source)
 		n.reconcile(ctx)
 	case *messages.SourceError:
 		n.log.Warn("source failed; keeping its last set", zap.String("source", m.Source), zap.Error(m.Err))
+		n.sourceErrs[m.Source] = m.Err
+	case *messages.Event:
+		n.record(*m)
+	case *messages.PodSyncing:
+		if m.Since.IsZero() {
+			delete(n.syncing, m.UID)
+		} else {
+			n.syncing[m.UID] = m.Since
+		}
+	case *messages.GetEvents:
+		ctx.Respond(&messages.Events{Items: append([]messages.Event(nil), n.events...)})
+	case *messages.GetHealth:
+		ctx.Respond(n.health(time.Now()))
 	case *messages.PodStatusReport:
 		if n.desired[m.UID] != nil || n.terminating[m.UID] != "" {
 			n.statuses[m.UID] = m.Status
+			if p := n.desired[m.UID]; p != nil {
+				n.publish(ctx, p, m.Status, false)
+			}
 		}
 	case *messages.PodActorFailed:
 		if p := n.desired[m.UID]; p != nil {
@@ -99,6 +128,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.statuses[m.UID] = st
 		}
 	case *messages.Terminated:
+		delete(n.syncing, m.UID)
 		n.terminated(ctx, m.UID)
 	case *messages.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
@@ -142,6 +172,7 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 		if n.sent[uid] {
 			delete(n.sent, uid)
 			n.terminating[uid] = nsName(old)
+			n.removedPods[uid] = old
 			n.log.Info("pod removed", zap.String("pod", nsName(old)), zap.String("podUID", string(uid)))
 			ctx.Send(n.router, &messages.PodRemoved{UID: uid})
 		}
@@ -178,6 +209,8 @@ func (n *nodeActor) terminated(ctx actor.Context, uid types.UID) {
 		return
 	}
 	delete(n.terminating, uid)
+	n.publish(ctx, n.removedPods[uid], n.statuses[uid], true)
+	delete(n.removedPods, uid)
 	delete(n.statuses, uid)
 	for _, p := range n.desired {
 		if nsName(p) == name && !n.sent[p.UID] {

@@ -55,6 +55,9 @@ type podActor struct {
 
 	startTime  time.Time
 	lastStatus *v1.PodStatus
+
+	syncStart     time.Time
+	backoffEvents map[string]string // container → message of the last BackOff event
 }
 
 // Messages private to the pod actor (they never leave it).
@@ -72,8 +75,9 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{
 			cfg: cfg, uid: uid, node: node,
-			log:        cfg.Logger.With(zap.String("podUID", string(uid))),
-			crashLoops: map[string]*supervision.CrashLoop{},
+			log:           cfg.Logger.With(zap.String("podUID", string(uid))),
+			crashLoops:    map[string]*supervision.CrashLoop{},
+			backoffEvents: map[string]string{},
 		}
 	})
 }
@@ -108,6 +112,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.sync(ctx)
 	case *syncDone:
 		a.syncing = false
+		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
 			a.observe(m.containers, m.observedAt)
 			a.listed = true
@@ -217,12 +222,18 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	for name, w := range plan.Waiting {
 		a.log.Debug("container waiting", zap.String("container", name), zap.String("reason", w.Reason), zap.String("message", w.Message))
+		if w.Reason == podsync.ReasonCrashLoop && a.backoffEvents[name] != w.Message {
+			a.backoffEvents[name] = w.Message // once per exit, not per sync
+			a.emitter(ctx)(messages.EventWarning, "BackOff", name, "Back-off restarting failed container "+name+": "+w.Message)
+		}
 	}
 	if plan.Empty() {
 		return
 	}
 	a.syncing = true
-	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID}
+	a.syncStart = now
+	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
+	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx)}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	go func() {
 		done := &syncDone{}
@@ -235,6 +246,20 @@ func (a *podActor) sync(ctx actor.Context) {
 		done.errs = w.run(plan)
 		done.containers, done.observedAt, done.listErr = w.list()
 	}()
+}
+
+// emitter returns a function that sends pod events to the node; it is
+// safe to call from the worker's goroutines.
+func (a *podActor) emitter(ctx actor.Context) func(messages.EventType, string, string, string) {
+	sys, node, uid := ctx.ActorSystem(), a.node, a.uid
+	var ns, name string
+	if a.pod != nil {
+		ns, name = a.pod.Namespace, a.pod.Name
+	}
+	return func(typ messages.EventType, reason, container, msg string) {
+		sys.Root.Send(node, &messages.Event{Time: time.Now(), Type: typ, Reason: reason,
+			Namespace: ns, Pod: name, UID: uid, Container: container, Message: msg})
+	}
 }
 
 // schedule arranges one resync at `at` (the earliest wins). Timers carry a
@@ -276,6 +301,14 @@ type worker struct {
 	uid       types.UID
 	log       *zap.Logger
 	sandboxID string
+	emit      func(messages.EventType, string, string, string) // type, reason, container, message
+}
+
+// event records a pod event (no-op without an emitter).
+func (w *worker) event(typ messages.EventType, reason, container, msg string) {
+	if w.emit != nil {
+		w.emit(typ, reason, container, msg)
+	}
 }
 
 func (w *worker) call(timeout time.Duration) (context.Context, context.CancelFunc) {
@@ -309,8 +342,12 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.log.Info("sandbox started", zap.String("id", short(w.sandboxID)), zap.String("reason", podsync.ReasonAdopt))
 	}
 	if plan.CreateSandbox {
+		if plan.SandboxAttempt > 0 {
+			w.event(messages.EventNormal, "SandboxChanged", "", "Pod sandbox changed, it will be killed and re-created.")
+		}
 		id, err := w.createSandbox(plan.SandboxAttempt)
 		if err != nil {
+			w.event(messages.EventWarning, "FailedCreatePodSandBox", "", err.Error())
 			return append(errs, err)
 		}
 		w.sandboxID = id
@@ -353,8 +390,12 @@ func (w *worker) kill(ks []podsync.Kill) []error {
 					mu.Unlock()
 				}
 			}()
-			w.log.Info("killing container", zap.String("container", k.Container.Labels[runtimeadapter.LabelContainerName]),
+			name := k.Container.Labels[runtimeadapter.LabelContainerName]
+			w.log.Info("killing container", zap.String("container", name),
 				zap.String("id", short(k.Container.ID)), zap.String("reason", k.Reason), zap.Duration("grace", k.Grace))
+			if name != runtimeadapter.SandboxName {
+				w.event(messages.EventNormal, "Killing", name, fmt.Sprintf("Stopping container %s (%s)", name, k.Reason))
+			}
 			ctx, cancel := w.call(k.Grace + w.cfg.RuntimeTimeout)
 			defer cancel()
 			if err := w.cfg.Runtime.Stop(ctx, k.Container.ID, k.Grace); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
@@ -407,8 +448,11 @@ func (w *worker) start(s podsync.Start) error {
 		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 		defer cancel()
 		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
-			return fmt.Errorf("pod %s: start created container %s: %w", w.podName(), s.Name, err)
+			err = fmt.Errorf("pod %s: start created container %s: %w", w.podName(), s.Name, err)
+			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
+			return err
 		}
+		w.event(messages.EventNormal, "Started", s.Name, "Started container "+s.Name)
 		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
 			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
 		return nil
@@ -427,15 +471,21 @@ func (w *worker) start(s podsync.Start) error {
 		err := w.cfg.Runtime.EnsureImage(ctx, c.Image)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("pod %s: container %s: image %s: %w", w.podName(), c.Name, c.Image, err)
+			err = fmt.Errorf("pod %s: container %s: image %s: %w", w.podName(), c.Name, c.Image, err)
+			w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
+			return err
 		}
 	}
 	id, err := w.createAndStart(podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts))
-	if err == nil {
-		w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
-			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+	if err != nil {
+		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
+		return err
 	}
-	return err
+	w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name)
+	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
+	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
+		zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+	return nil
 }
 
 // list reads the pod's containers back after the plan ran.

@@ -19,9 +19,12 @@ import (
 // source in its own goroutine until it stops.
 func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	cfg = cfg.withDefaults()
-	names := make([]string, len(srcs))
-	for i, s := range srcs {
-		names[i] = s.Name()
+	names := make([]string, 0, len(srcs)+1)
+	for _, s := range srcs {
+		names = append(names, s.Name())
+	}
+	if cfg.HostSource {
+		names = append(names, HostSource)
 	}
 	log := cfg.Logger.Named("node")
 	run := func(ctx context.Context, self *actor.PID, sys *actor.ActorSystem) {
@@ -36,6 +39,8 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 			desired: map[types.UID]*v1.Pod{}, sent: map[types.UID]bool{},
 			terminating: map[types.UID]string{}, statuses: map[types.UID]v1.PodStatus{},
 			orphanKills: map[string]bool{}, runSources: run,
+			syncing: map[types.UID]time.Time{}, sourceErrs: map[string]error{},
+			subscribers: map[string]*actor.PID{}, removedPods: map[types.UID]*v1.Pod{},
 		}
 	}, actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
 		return actor.RestartDirective

@@ -5,13 +5,19 @@
 package messages
 
 import (
+	"errors"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
+
+// ErrPodNotFound: no such pod.
+var ErrPodNotFound = errors.New("pod not found")
 
 // DesiredPods is the complete set of pods one source wants, sent each time
 // it changes (and at least once, when the source first syncs). A source
@@ -154,4 +160,90 @@ type GetEvents struct{}
 // Events answers GetEvents, oldest first.
 type Events struct {
 	Items []Event
+}
+
+// PodSyncing is sent by a pod actor to the node when one of its syncs
+// starts (Since set) and when it ends (Since zero), so the node's health
+// shows a pod stuck in a sync as that pod, not as the node.
+type PodSyncing struct {
+	UID   types.UID
+	Since time.Time
+}
+
+// GetHealth asks the node for its health checks; the answer is *NodeHealth.
+type GetHealth struct{}
+
+// HealthCheck is one named check. Pod is set for per-pod checks.
+type HealthCheck struct {
+	Name    string
+	OK      bool
+	Message string
+	Pod     string
+}
+
+// NodeHealth answers GetHealth.
+type NodeHealth struct {
+	Checks []HealthCheck
+}
+
+// ApplyPod asks the node to run a pod fed by the host service that embeds
+// actorlet (the "host" source), or to update it (same namespace/name). The
+// pod is defaulted and validated as a manifest would be; its UID, when
+// empty, is derived from the node name, namespace/name and content. The
+// node answers *ApplyPodResult.
+type ApplyPod struct {
+	Pod *v1.Pod
+}
+
+// ApplyPodResult answers ApplyPod: the UID the pod runs under, warnings
+// about fields actorlet ignores, or the validation error (naming fields).
+type ApplyPodResult struct {
+	UID      types.UID
+	Warnings []string
+	Err      error
+}
+
+// SetHostPods replaces the whole set of host-fed pods and marks the host
+// source synced: with the Options that declare a host source, orphans are
+// not killed before the first SetHostPods. Answered by *ApplyPodResult per
+// pod in a *SetHostPodsResult.
+type SetHostPods struct {
+	Pods []*v1.Pod
+}
+
+// SetHostPodsResult answers SetHostPods; Results[i] is for Pods[i]. Pods
+// that fail validation are left out of the set.
+type SetHostPodsResult struct {
+	Results []ApplyPodResult
+}
+
+// DeletePod removes a host-fed pod by namespace and name. The node answers
+// *DeletePodResult; Err wraps ErrPodNotFound when no host-fed pod has that
+// name.
+type DeletePod struct {
+	Namespace, Name string
+}
+
+// DeletePodResult answers DeletePod.
+type DeletePodResult struct {
+	Err error
+}
+
+// Subscribe adds PID to the node's status subscribers: it receives a
+// *PodStatusChanged for every status change of every pod, and for every
+// pod removal, until Unsubscribe or until it stops.
+type Subscribe struct {
+	PID *actor.PID
+}
+
+// Unsubscribe removes a subscriber.
+type Unsubscribe struct {
+	PID *actor.PID
+}
+
+// PodStatusChanged tells a subscriber a pod's new status. Pod is a copy
+// (spec and status); Removed is set once the removed pod is fully stopped.
+type PodStatusChanged struct {
+	Pod     *v1.Pod
+	Removed bool
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/actorlet/actorlet/runtimeadapter/fake"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// This is how a user tests their own service against actorlet: the fake
+// runtime scripts the workload (exit 1 after 2 s), synctest drives time,
+// and the test checks the service's own behaviour — here, the alerts.
+func TestWatchdogAlertsOnCrashLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("worker", fake.Behavior{ExitCode: 1, ExitAfter: 2 * time.Second})
+		alerts := make(chan string, 16)
+		svc, err := Start(rt, "test-node", supervision.BackoffPolicy{Initial: 10 * time.Second, Max: 40 * time.Second}, alerts, CrasherPod())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Exit at +2 s, back-off 10 s: the alert comes right after the exit.
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		select {
+		case a := <-alerts:
+			if want := "ALERT pod default/flaky container worker is crash-looping (restarts: 0)"; a != want {
+				t.Fatalf("alert %q, want %q", a, want)
+			}
+		default:
+			t.Fatal("no alert 1 s after the first crash")
+		}
+		// Restart at +12 s, exit at +14 s: a second alert, for restart 1.
+		time.Sleep(12 * time.Second)
+		synctest.Wait()
+		select {
+		case a := <-alerts:
+			if want := "ALERT pod default/flaky container worker is crash-looping (restarts: 1)"; a != want {
+				t.Fatalf("alert %q, want %q", a, want)
+			}
+		default:
+			t.Fatal("no alert after the second crash")
+		}
+		if err := svc.Shutdown(rt, "test-node", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+	})
+}

@@ -1,0 +1,134 @@
+// Package node is actorlet's embedding API: it runs a node — the actor tree
+// that keeps a machine's containers matching a set of desired pods — inside
+// another Go service's protoactor-go ActorSystem, next to that service's
+// own actors.
+//
+// Spawn a node with Spawn (or take its Props), talk to it with the
+// messages in package messages, and stop it with Stop:
+//
+//   - pods come from Options.Sources (sources/dir, sources/url, your own
+//     sources.Source) and from the host itself: SetHostPods (a full set),
+//     ApplyPod and DeletePod, each answered (use RequestFuture from outside
+//     an actor; from inside one, Request and handle the answer as a message);
+//   - GetPodStatuses, GetEvents and GetHealth are queries;
+//   - Subscribe a PID to receive *messages.PodStatusChanged on every change.
+//
+// For tests, pass runtimeadapter/fake as the Runtime and run the test
+// inside testing/synctest: every timer actorlet uses (relist, backoff,
+// retries) is a time package timer, so virtual time drives it.
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/internal/version"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// DefaultPodInfraImage is the sandbox image when Options.PodInfraImage is
+// empty: the pause image actorlet builds locally (the binary does that at
+// start; an embedding service must make sure it exists, or name another).
+const DefaultPodInfraImage = "actorlet/pause:" + version.Version
+
+// Options configure a node. NodeName and Runtime are required.
+type Options struct {
+	// NodeName is recorded on every container; the node only ever touches
+	// containers labelled with it.
+	NodeName string
+	// Runtime is the container runtime: runtimeadapter/docker, or
+	// runtimeadapter/fake in tests.
+	Runtime runtimeadapter.Runtime
+	// Sources feed desired pods. Orphans are killed only after each has
+	// synced once.
+	Sources []sources.Source
+	// HostSource: the host feeds pods with SetHostPods/ApplyPod/DeletePod,
+	// and orphans wait for its first SetHostPods too.
+	HostSource bool
+	// PodInfraImage is the sandbox image (default DefaultPodInfraImage).
+	PodInfraImage string
+	// RelistPeriod of the PLEG (default 1 s).
+	RelistPeriod time.Duration
+	// Backoff is the CrashLoopBackOff curve (default 10 s doubling to
+	// 300 s, reset after 600 s of running, as the kubelet).
+	Backoff *supervision.BackoffPolicy
+	// MaxPodRestarts within PodRestartWindow bound pod actor restarts after
+	// panics (default 5 within 1 min).
+	MaxPodRestarts   int
+	PodRestartWindow time.Duration
+	// Logger (default: discard).
+	Logger *zap.Logger
+}
+
+// ErrOptions: the options are unusable.
+var ErrOptions = errors.New("invalid node options")
+
+func (o Options) config() (actors.Config, error) {
+	if o.NodeName == "" {
+		return actors.Config{}, fmt.Errorf("%w: NodeName is required", ErrOptions)
+	}
+	if o.Runtime == nil {
+		return actors.Config{}, fmt.Errorf("%w: Runtime is required", ErrOptions)
+	}
+	seen := map[string]bool{}
+	for i, s := range o.Sources {
+		if s == nil {
+			return actors.Config{}, fmt.Errorf("%w: Sources[%d] is nil", ErrOptions, i)
+		}
+		if seen[s.Name()] || s.Name() == actors.HostSource {
+			return actors.Config{}, fmt.Errorf("%w: source name %q used twice", ErrOptions, s.Name())
+		}
+		seen[s.Name()] = true
+	}
+	b := supervision.DefaultBackoffPolicy()
+	if o.Backoff != nil {
+		b = *o.Backoff
+	}
+	img := o.PodInfraImage
+	if img == "" {
+		img = DefaultPodInfraImage
+	}
+	return actors.Config{
+		NodeName: o.NodeName, Runtime: o.Runtime, PodInfraImage: img,
+		RelistPeriod: o.RelistPeriod, Backoff: b, HostSource: o.HostSource,
+		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
+		Logger: o.Logger,
+	}, nil
+}
+
+// Props returns the props of a node actor for o.
+func Props(o Options) (*actor.Props, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	return actors.NodeProps(cfg, o.Sources...), nil
+}
+
+// Spawn starts a node under parent (the ActorSystem's Root, or an actor's
+// context to make the node its child) named "node-<NodeName>".
+func Spawn(parent actor.SpawnerContext, o Options) (*actor.PID, error) {
+	props, err := Props(o)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := parent.SpawnNamed(props, "node-"+o.NodeName)
+	if err != nil {
+		return nil, fmt.Errorf("spawn node %s: %w", o.NodeName, err)
+	}
+	return pid, nil
+}
+
+// Stop stops the node and its whole actor tree and waits for it, at most
+// timeout. Containers keep running: a node started again adopts them.
+// (protoactor-go's ActorSystem.Shutdown stops no actors.)
+func Stop(root *actor.RootContext, pid *actor.PID, timeout time.Duration) error {
+	return actors.StopNode(root, pid, timeout)
+}

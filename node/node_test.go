@@ -1,0 +1,135 @@
+package node_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/node"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/runtimeadapter/fake"
+)
+
+func webPod() *v1.Pod {
+	p := &v1.Pod{}
+	p.Name = "web"
+	p.Spec.Containers = []v1.Container{{Name: "app", Image: "img:1"}}
+	return p
+}
+
+func request[T any](t *testing.T, sys *actor.ActorSystem, pid *actor.PID, msg any) T {
+	t.Helper()
+	res, err := sys.Root.RequestFuture(pid, msg, 5*time.Second).Result()
+	if err != nil {
+		t.Fatalf("%T: %v", msg, err)
+	}
+	return res.(T)
+}
+
+// recorder is a subscriber that keeps what it receives.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []*messages.PodStatusChanged
+}
+
+func (r *recorder) Receive(c actor.Context) {
+	if m, ok := c.Message().(*messages.PodStatusChanged); ok {
+		r.mu.Lock()
+		r.msgs = append(r.msgs, m)
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) removed(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.msgs {
+		if m.Removed && m.Pod.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestApplyDeleteAndSubscribe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := quietSystem()
+		rt := fake.New(fake.AutoImages(true))
+		pid, err := node.Spawn(sys.Root, node.Options{NodeName: "n1", Runtime: rt, HostSource: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return rec }))
+		sys.Root.Send(pid, &messages.Subscribe{PID: sub})
+
+		res := request[*messages.ApplyPodResult](t, sys, pid, &messages.ApplyPod{Pod: webPod()})
+		if res.Err != nil || res.UID == "" {
+			t.Fatalf("apply: %+v", res)
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if n := len(rt.Running(string(res.UID), "app")); n != 1 {
+			t.Fatalf("%d running app containers, want 1", n)
+		}
+		// Applying the same pod again changes nothing.
+		again := request[*messages.ApplyPodResult](t, sys, pid, &messages.ApplyPod{Pod: webPod()})
+		if again.UID != res.UID {
+			t.Fatalf("UID changed on re-apply: %s then %s", res.UID, again.UID)
+		}
+		del := request[*messages.DeletePodResult](t, sys, pid, &messages.DeletePod{Namespace: "default", Name: "web"})
+		if del.Err != nil {
+			t.Fatal(del.Err)
+		}
+		time.Sleep(35 * time.Second)
+		synctest.Wait()
+		if n := len(rt.Containers()); n != 0 {
+			t.Fatalf("%d containers left after delete", n)
+		}
+		if !rec.removed("web") {
+			t.Fatal("subscriber was not told the pod was removed")
+		}
+		missing := request[*messages.DeletePodResult](t, sys, pid, &messages.DeletePod{Namespace: "default", Name: "web"})
+		if !errors.Is(missing.Err, messages.ErrPodNotFound) {
+			t.Fatalf("delete of a missing pod: %v, want ErrPodNotFound", missing.Err)
+		}
+		if err := node.Stop(sys.Root, pid, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+	})
+}
+
+// With HostSource, orphans wait for the host's first SetHostPods: a host
+// that restarts and re-feeds its pods loses nothing meanwhile.
+func TestHostSourceGatesOrphans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := quietSystem()
+		rt := fake.New(fake.AutoImages(true))
+		labels := runtimeadapter.Meta{Node: "n1", PodUID: "ghost", PodName: "ghost", PodNamespace: "default",
+			ContainerName: "app", Type: runtimeadapter.TypeApp, GracePeriod: time.Second}.Labels()
+		id := rt.AddContainer(runtimeadapter.Container{Name: "ghost", Image: "img:1", Labels: labels, State: runtimeadapter.StateRunning})
+		pid, _ := node.Spawn(sys.Root, node.Options{NodeName: "n1", Runtime: rt, HostSource: true})
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if rt.CallCount(fake.MethodStop) != 0 {
+			t.Fatal("orphan stopped before the host source synced")
+		}
+		request[*messages.SetHostPodsResult](t, sys, pid, &messages.SetHostPods{})
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for _, c := range rt.Containers() {
+			if c.ID == id {
+				t.Fatal("orphan still there after the host source synced")
+			}
+		}
+		node.Stop(sys.Root, pid, 10*time.Second)
+		rt.Close()
+	})
+}
