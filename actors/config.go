@@ -28,6 +28,10 @@ const (
 	// failed (a runtime error), doubling in between.
 	syncRetryInitial = time.Second
 	syncRetryMax     = time.Minute
+	// gcPeriod: how often a pod actor removes exited instances nobody
+	// needs (every minute, as the kubelet's container GC); the newest
+	// exited instance of each container is kept for `logs --previous`.
+	gcPeriod = time.Minute
 )
 
 // Config is what the actor tree needs from its host.

@@ -319,3 +319,58 @@ func TestDefaultRelistPeriodIsOneSecond(t *testing.T) {
 		t.Fatalf("default relist period %v, want 1s as the kubelet", c.RelistPeriod)
 	}
 }
+
+// Init containers run one at a time, in order, each to exit 0, before the
+// app container; they are not re-run while the sandbox lives, and all run
+// again in order when it is lost.
+func TestInitContainersRunInOrderOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("init1", fake.Behavior{ExitAfter: time.Second})
+		rt.ScriptContainer("init2", fake.Behavior{ExitAfter: 2 * time.Second})
+		h := newHarness(t, rt)
+		h.start()
+		pod := testPod("web", "uid-init", v1.RestartPolicyAlways, "app")
+		pod.Spec.InitContainers = []v1.Container{{Name: "init1", Image: "work:1"}, {Name: "init2", Image: "work:1"}}
+		h.apply(pod)
+		waitFor(t, 20*time.Second, "app running", func() bool { return len(rt.Running("uid-init", "app")) == 1 })
+		i1, i2, app := h.creates("actorlet_init1_"), h.creates("actorlet_init2_"), h.creates("actorlet_app_")
+		if len(i1) != 1 || len(i2) != 1 || len(app) != 1 {
+			t.Fatalf("creates: init1 %d, init2 %d, app %d; want one each", len(i1), len(i2), len(app))
+		}
+		if !(i1[0].Add(time.Second).Compare(i2[0]) <= 0 && i2[0].Add(2*time.Second).Compare(app[0]) <= 0) {
+			t.Fatalf("order: init1 at %v, init2 at %v, app at %v; want each after the previous exited", i1[0], i2[0], app[0])
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if n := len(h.creates("actorlet_init1_")); n != 1 {
+			t.Fatalf("init1 created %d times while the sandbox lived, want once", n)
+		}
+		// Lose the sandbox: everything runs again, inits first.
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox) && c.State == runtimeadapter.StateRunning {
+				if err := rt.Kill(c.ID, 137); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		waitFor(t, 30*time.Second, "app running again", func() bool {
+			return len(h.creates("actorlet_app_")) == 2 && len(rt.Running("uid-init", "app")) == 1
+		})
+		i1, i2, app = h.creates("actorlet_init1_"), h.creates("actorlet_init2_"), h.creates("actorlet_app_")
+		if len(i1) != 2 || len(i2) != 2 || !(i1[1].Before(i2[1]) && i2[1].Before(app[1])) {
+			t.Fatalf("after sandbox loss: init1 %v, init2 %v, app %v; want all again, in order", i1, i2, app)
+		}
+		var sandboxes int
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox) && c.State == runtimeadapter.StateRunning {
+				sandboxes++
+			}
+		}
+		if sandboxes != 1 {
+			t.Fatalf("%d running sandboxes, want 1", sandboxes)
+		}
+		h.stop()
+		rt.Close()
+	})
+}

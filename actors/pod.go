@@ -57,6 +57,7 @@ type podActor struct {
 	lastStatus *v1.PodStatus
 
 	syncStart     time.Time
+	lastGC        time.Time         // last sync that removed unneeded exited instances
 	backoffEvents map[string]string // container → message of the last BackOff event
 }
 
@@ -206,8 +207,12 @@ func (a *podActor) sync(ctx actor.Context) {
 		pod = a.pod
 	}
 	now := time.Now()
+	gc := now.Sub(a.lastGC) >= gcPeriod
+	if gc {
+		a.lastGC = now
+	}
 	plan := podsync.Compute(podsync.Input{
-		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a,
+		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a, GC: gc,
 	})
 	if pod != nil {
 		a.report(ctx, podsync.Status(pod, a.containers, plan))
@@ -220,6 +225,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	if !plan.RequeueAt.IsZero() {
 		a.schedule(ctx, plan.RequeueAt)
 	}
+	a.schedule(ctx, a.lastGC.Add(gcPeriod))
 	for name, w := range plan.Waiting {
 		a.log.Debug("container waiting", zap.String("container", name), zap.String("reason", w.Reason), zap.String("message", w.Message))
 		if w.Reason == podsync.ReasonCrashLoop && a.backoffEvents[name] != w.Message {
@@ -458,9 +464,13 @@ func (w *worker) start(s podsync.Start) error {
 		return nil
 	}
 	var c *v1.Container
-	for i := range w.pod.Spec.Containers {
-		if w.pod.Spec.Containers[i].Name == s.Name {
-			c = &w.pod.Spec.Containers[i]
+	list := w.pod.Spec.Containers
+	if s.Init {
+		list = w.pod.Spec.InitContainers
+	}
+	for i := range list {
+		if list[i].Name == s.Name {
+			c = &list[i]
 		}
 	}
 	if c == nil {
@@ -476,7 +486,11 @@ func (w *worker) start(s podsync.Start) error {
 			return err
 		}
 	}
-	id, err := w.createAndStart(podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts))
+	spec := podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	if s.Init {
+		spec = podsync.InitSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	}
+	id, err := w.createAndStart(spec)
 	if err != nil {
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
 		return err

@@ -39,6 +39,10 @@ type Input struct {
 	Containers []runtimeadapter.Container
 	Now        time.Time
 	Backoff    Backoff // nil means NoBackoff
+	// GC: also remove exited instances nobody needs (all but the newest
+	// per container). The pod actor sets it once a minute, as the
+	// kubelet's container GC; removal of a removed pod never waits for it.
+	GC bool
 }
 
 // Kill stops a running (or half-created) container with a grace period.
@@ -53,7 +57,8 @@ type Kill struct {
 // create and start) and only needs starting.
 type Start struct {
 	Name     string
-	Restarts int // its restart count, also its attempt in the runtime name
+	Init     bool // an init container (run to completion before the apps)
+	Restarts int  // its restart count, also its attempt in the runtime name
 	Reason   string
 	AdoptID  string
 }
@@ -107,7 +112,11 @@ const (
 	ReasonRestart        = "Restart"
 	ReasonAdopt          = "AdoptCreated"
 	ReasonCrashLoop      = "CrashLoopBackOff"
+	ReasonInit           = "Init"
 )
+
+// LabelSandboxID, on init containers, names the sandbox they ran in.
+const LabelSandboxID = "io.actorlet.sandbox.id"
 
 func isLive(c *runtimeadapter.Container) bool { return c.State != runtimeadapter.StateExited }
 
@@ -142,10 +151,12 @@ type grouped struct {
 	sandboxes []runtimeadapter.Container
 	apps      map[string][]runtimeadapter.Container
 	names     []string // app names seen, sorted
+	inits     map[string][]runtimeadapter.Container
+	initNames []string // init container names seen, sorted
 }
 
 func group(cs []runtimeadapter.Container) grouped {
-	g := grouped{apps: map[string][]runtimeadapter.Container{}}
+	g := grouped{apps: map[string][]runtimeadapter.Container{}, inits: map[string][]runtimeadapter.Container{}}
 	for _, c := range cs {
 		m, err := runtimeadapter.ParseMeta(c.Labels)
 		if err != nil {
@@ -153,6 +164,13 @@ func group(cs []runtimeadapter.Container) grouped {
 		}
 		if m.Type == runtimeadapter.TypeSandbox {
 			g.sandboxes = append(g.sandboxes, c)
+			continue
+		}
+		if m.Type == runtimeadapter.TypeInit {
+			if _, ok := g.inits[m.ContainerName]; !ok {
+				g.initNames = append(g.initNames, m.ContainerName)
+			}
+			g.inits[m.ContainerName] = append(g.inits[m.ContainerName], c)
 			continue
 		}
 		if _, ok := g.apps[m.ContainerName]; !ok {
@@ -164,8 +182,35 @@ func group(cs []runtimeadapter.Container) grouped {
 	for _, v := range g.apps {
 		byNewest(v)
 	}
+	for _, v := range g.inits {
+		byNewest(v)
+	}
 	sort.Strings(g.names)
+	sort.Strings(g.initNames)
 	return g
+}
+
+// initsOf returns the instances of init container name that ran in the
+// sandbox sandboxID, newest first: init containers run again, all of them
+// in order, in every new sandbox.
+func (g grouped) initsOf(name, sandboxID string) []runtimeadapter.Container {
+	var out []runtimeadapter.Container
+	for _, c := range g.inits[name] {
+		if sandboxID != "" && c.Labels[LabelSandboxID] == sandboxID {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// nextAttempt is the attempt number of a new instance of an init
+// container: one past every instance it ever had, so a runtime name is
+// never reused.
+func (g grouped) nextAttempt(name string) int {
+	if insts := g.inits[name]; len(insts) > 0 {
+		return restarts(&insts[0]) + 1
+	}
+	return 0
 }
 
 // ShouldRestart says whether an exited container is restarted under
@@ -199,6 +244,10 @@ func Compute(in Input) Plan {
 	for i := range pod.Spec.Containers {
 		spec[pod.Spec.Containers[i].Name] = &pod.Spec.Containers[i]
 	}
+	initSpec := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		initSpec[c.Name] = true
+	}
 
 	// Instances of names no longer in the spec go, whatever else happens.
 	for _, name := range g.names {
@@ -212,7 +261,22 @@ func Compute(in Input) Plan {
 			p.Remove = append(p.Remove, c)
 		}
 	}
+	for _, name := range g.initNames {
+		if initSpec[name] {
+			continue
+		}
+		for _, c := range g.inits[name] {
+			if isLive(&c) {
+				p.Kill = append(p.Kill, Kill{Container: c, Grace: podGrace, Reason: ReasonNotInSpec})
+			}
+			p.Remove = append(p.Remove, c)
+		}
+	}
 
+	var sb *runtimeadapter.Container
+	if len(g.sandboxes) > 0 {
+		sb = &g.sandboxes[0]
+	}
 	if podDone(pod, g) {
 		p.Done = true
 		for _, s := range g.sandboxes {
@@ -220,19 +284,25 @@ func Compute(in Input) Plan {
 				p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonPodCompleted})
 			}
 		}
-		p.Remove = append(p.Remove, olderDead(pod, g)...)
+		if in.GC {
+			p.Remove = append(p.Remove, olderDead(pod, g)...)
+		}
 		return p
 	}
 
-	var sb *runtimeadapter.Container
-	if len(g.sandboxes) > 0 {
-		sb = &g.sandboxes[0]
-	}
 	sbOK := sb != nil && sb.State == runtimeadapter.StateRunning && labelHash(sb) == SandboxHash(pod)
 
 	if !sbOK {
-		// A new sandbox: every running app container is killed and the
-		// containers that should run start again inside the new one.
+		// A new sandbox: every running container is killed and the
+		// containers that should run start again inside the new one, the
+		// init containers first.
+		for _, name := range g.initNames {
+			for _, inst := range g.inits[name] {
+				if isLive(&inst) {
+					p.Kill = append(p.Kill, Kill{Container: inst, Grace: podGrace, Reason: ReasonSandboxChanged})
+				}
+			}
+		}
 		for _, c := range pod.Spec.Containers {
 			for _, inst := range g.apps[c.Name] {
 				if isLive(&inst) {
@@ -257,19 +327,26 @@ func Compute(in Input) Plan {
 		default:
 			p.CreateSandbox = true
 		}
-		for _, c := range pod.Spec.Containers {
-			insts := g.apps[c.Name]
-			if len(insts) == 0 {
-				p.Start = append(p.Start, Start{Name: c.Name, Reason: ReasonFirstStart})
-				continue
+		if len(pod.Spec.InitContainers) > 0 {
+			first := pod.Spec.InitContainers[0].Name
+			p.Start = append(p.Start, Start{Name: first, Init: true, Restarts: g.nextAttempt(first), Reason: ReasonInit})
+		} else {
+			for _, c := range pod.Spec.Containers {
+				insts := g.apps[c.Name]
+				if len(insts) == 0 {
+					p.Start = append(p.Start, Start{Name: c.Name, Reason: ReasonFirstStart})
+					continue
+				}
+				latest := insts[0]
+				if latest.State == runtimeadapter.StateExited && !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+					continue
+				}
+				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
 			}
-			latest := insts[0]
-			if latest.State == runtimeadapter.StateExited && !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
-				continue
-			}
-			p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
 		}
-		p.Remove = append(p.Remove, olderDead(pod, g)...)
+		if in.GC {
+			p.Remove = append(p.Remove, olderDead(pod, g)...)
+		}
 		return p
 	}
 
@@ -278,6 +355,12 @@ func Compute(in Input) Plan {
 		if isLive(&s) {
 			p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonDuplicate})
 		}
+	}
+	if !p.initContainers(in, g, sb, bo) {
+		if in.GC {
+			p.Remove = append(p.Remove, olderDead(pod, g)...)
+		}
+		return p // the app containers wait for the init containers
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -316,33 +399,84 @@ func Compute(in Input) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
 				break
 			}
-			dead := latest
-			if dead.FinishedAt.IsZero() {
-				dead.FinishedAt = in.Now
-			}
-			at := bo.RestartAt(pod, c.Name, dead)
-			if !in.Now.Before(at) {
-				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart})
-				break
-			}
-			p.Waiting[c.Name] = Waiting{Reason: ReasonCrashLoop, Message: fmt.Sprintf(
-				"back-off %s restarting failed container=%s pod=%s_%s(%s)",
-				at.Sub(dead.FinishedAt).Round(time.Second), c.Name, pod.Name, pod.Namespace, pod.UID)}
-			if p.RequeueAt.IsZero() || at.Before(p.RequeueAt) {
-				p.RequeueAt = at
-			}
+			p.restartAfterBackoff(in, bo, c.Name, latest, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart})
 		}
 	}
-	p.Remove = append(p.Remove, olderDead(pod, g)...)
+	if in.GC {
+		p.Remove = append(p.Remove, olderDead(pod, g)...)
+	}
 	return p
+}
+
+// restartAfterBackoff starts next now if the CrashLoopBackOff deadline of
+// the exited instance dead has passed, else records the wait and the
+// requeue time.
+func (p *Plan) restartAfterBackoff(in Input, bo Backoff, name string, dead runtimeadapter.Container, next Start) {
+	if dead.FinishedAt.IsZero() {
+		dead.FinishedAt = in.Now
+	}
+	at := bo.RestartAt(in.Pod, name, dead)
+	if !in.Now.Before(at) {
+		p.Start = append(p.Start, next)
+		return
+	}
+	p.Waiting[name] = Waiting{Reason: ReasonCrashLoop, Message: fmt.Sprintf(
+		"back-off %s restarting failed container=%s pod=%s_%s(%s)",
+		at.Sub(dead.FinishedAt).Round(time.Second), name, in.Pod.Name, in.Pod.Namespace, in.Pod.UID)}
+	if p.RequeueAt.IsZero() || at.Before(p.RequeueAt) {
+		p.RequeueAt = at
+	}
+}
+
+// initContainers plans the init containers in the running sandbox sb:
+// one at a time, in order, each to exit 0; a failure is retried after
+// CrashLoopBackOff (restartPolicy Never: see podDone). It reports whether
+// every init container has succeeded, so the app containers may run.
+func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container, bo Backoff) bool {
+	pod := in.Pod
+	for _, ic := range pod.Spec.InitContainers {
+		insts := g.initsOf(ic.Name, sb.ID)
+		if len(insts) == 0 {
+			p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: g.nextAttempt(ic.Name), Reason: ReasonInit})
+			return false
+		}
+		for _, extra := range insts[1:] {
+			if isLive(&extra) {
+				p.Kill = append(p.Kill, Kill{Container: extra, Grace: GracePeriod(pod), Reason: ReasonDuplicate})
+			}
+		}
+		latest := insts[0]
+		switch latest.State {
+		case runtimeadapter.StateRunning:
+			return false // wait for it to finish
+		case runtimeadapter.StateUnknown:
+			if latest.RawState == "created" {
+				p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: restarts(&latest), Reason: ReasonAdopt, AdoptID: latest.ID})
+			}
+			return false
+		}
+		if latest.ExitCode == 0 {
+			continue
+		}
+		if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			return false // podDone makes the pod Failed
+		}
+		p.restartAfterBackoff(in, bo, ic.Name, latest, Start{Name: ic.Name, Init: true, Restarts: g.nextAttempt(ic.Name), Reason: ReasonRestart})
+		return false
+	}
+	return true
 }
 
 // removal: stop every container (apps first, sandboxes last) and remove
 // them all; with nothing left, the pod is terminated.
 func removal(g grouped) Plan {
 	p := Plan{Waiting: map[string]Waiting{}}
-	for _, name := range g.names {
-		for _, c := range g.apps[name] {
+	for _, name := range append(append([]string(nil), g.initNames...), g.names...) {
+		cs := g.apps[name]
+		if cs == nil {
+			cs = g.inits[name]
+		}
+		for _, c := range cs {
 			if isLive(&c) {
 				p.Kill = append(p.Kill, Kill{Container: c, Grace: grace(&c), Reason: ReasonPodRemoved})
 			}
@@ -377,6 +511,13 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 			keptDead = true
 		}
 	}
+	for _, name := range g.initNames {
+		for i, inst := range g.inits[name] {
+			if i > 0 && inst.State == runtimeadapter.StateExited {
+				out = append(out, inst)
+			}
+		}
+	}
 	for i, s := range g.sandboxes {
 		if i > 0 && s.State == runtimeadapter.StateExited {
 			out = append(out, s)
@@ -386,10 +527,14 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 }
 
 // podDone: under OnFailure or Never, every spec container has exited and
-// none will be restarted.
+// none will be restarted; or, under Never, an init container failed in the
+// current sandbox (the pod fails, as the kubelet).
 func podDone(pod *v1.Pod, g grouped) bool {
 	if pod.Spec.RestartPolicy != v1.RestartPolicyNever && pod.Spec.RestartPolicy != v1.RestartPolicyOnFailure {
 		return false
+	}
+	if pod.Spec.RestartPolicy == v1.RestartPolicyNever && initFailed(pod, g) {
+		return true
 	}
 	for _, c := range pod.Spec.Containers {
 		insts := g.apps[c.Name]
@@ -401,6 +546,18 @@ func podDone(pod *v1.Pod, g grouped) bool {
 		}
 	}
 	return true
+}
+
+// initFailed: an init container's newest instance (in any sandbox, so a
+// failed pod stays failed once its sandbox is stopped) exited non-zero.
+func initFailed(pod *v1.Pod, g grouped) bool {
+	for _, ic := range pod.Spec.InitContainers {
+		insts := g.inits[ic.Name]
+		if len(insts) > 0 && insts[0].State == runtimeadapter.StateExited && insts[0].ExitCode != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func labelHash(c *runtimeadapter.Container) string {

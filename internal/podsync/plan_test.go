@@ -30,6 +30,17 @@ func inst(pod *v1.Pod, name string, restarts int, state runtimeadapter.State, ex
 	var spec runtimeadapter.ContainerSpec
 	if name == runtimeadapter.SandboxName {
 		spec = SandboxSpec(node, pod, "pause:1", restarts)
+	} else if strings.HasPrefix(name, "init") {
+		// init containers run in sandbox "POD-0" unless named "initX@sb".
+		sb := "POD-0"
+		if i := strings.Index(name, "@"); i > 0 {
+			name, sb = name[:i], name[i+1:]
+		}
+		for i := range pod.Spec.InitContainers {
+			if pod.Spec.InitContainers[i].Name == name {
+				spec = InitSpec(node, pod, &pod.Spec.InitContainers[i], sb, restarts)
+			}
+		}
 	} else {
 		for i := range pod.Spec.Containers {
 			if pod.Spec.Containers[i].Name == name {
@@ -82,6 +93,9 @@ func summary(p Plan) string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("start %s#%d(%s)", s.Name, s.Restarts, s.Reason))
+		if s.Init != strings.HasPrefix(s.Name, "init") {
+			parts = append(parts, "(wrong Init flag)")
+		}
 	}
 	for _, r := range p.Remove {
 		parts = append(parts, "rm "+r.ID)
@@ -171,11 +185,77 @@ func TestCompute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: tt.now, Backoff: fixedBackoff(tt.backoff)})
+			p := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: tt.now, Backoff: fixedBackoff(tt.backoff), GC: true})
 			if got := summary(p); got != tt.want {
 				t.Errorf("plan\n got: %s\nwant: %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// Without GC, exited instances stay (the pod actor runs GC once a
+// minute); a removed pod's containers go at once regardless.
+func initPod(policy v1.RestartPolicy) *v1.Pod {
+	p := testPod(policy, "app")
+	p.Spec.InitContainers = []v1.Container{{Name: "init1", Image: "img:1"}, {Name: "init2", Image: "img:1"}}
+	return p
+}
+
+func TestComputeInitContainers(t *testing.T) {
+	always, never := initPod(v1.RestartPolicyAlways), initPod(v1.RestartPolicyNever)
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	sb := func(p *v1.Pod) runtimeadapter.Container { return inst(p, "POD", 0, R, 0) }
+	now := t0.Add(2 * time.Second)
+	tests := []struct {
+		name    string
+		pod     *v1.Pod
+		cs      []runtimeadapter.Container
+		backoff time.Duration
+		want    string
+	}{
+		{"new pod: sandbox and the first init container only", always, nil, 0,
+			"sandbox#0; start init1#0(Init)"},
+		{"first init running: wait", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, R, 0)}, 0, ""},
+		{"first init done: second starts", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, X, 0)}, 0,
+			"start init2#0(Init)"},
+		{"all inits done: apps start", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, X, 0), inst(always, "init2", 0, X, 0)}, 0,
+			"start app#0(Created)"},
+		{"done inits are not re-run while apps run", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, X, 0), inst(always, "init2", 0, X, 0), inst(always, "app", 0, R, 0)}, 0,
+			""},
+		{"failed init retried after backoff", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, X, 1)}, 0,
+			"start init1#1(Restart)"},
+		{"failed init waits for backoff", always, []runtimeadapter.Container{sb(always), inst(always, "init1", 0, X, 1)}, 10 * time.Second,
+			"wait init1(CrashLoopBackOff); requeue+11s"},
+		{"Never: failed init fails the pod", never, []runtimeadapter.Container{sb(never), inst(never, "init1", 0, X, 1)}, 0,
+			"kill POD-0(PodCompleted); done"},
+		{"new sandbox: inits run again, numbering continues", always, []runtimeadapter.Container{inst(always, "POD", 0, X, 0), inst(always, "init1", 0, X, 0), inst(always, "init2", 0, X, 0), inst(always, "app", 0, R, 0)}, 0,
+			"kill app-0(SandboxChanged); sandbox#1; start init1#1(Init)"},
+		{"inits of an old sandbox do not count", always, []runtimeadapter.Container{inst(always, "POD", 1, R, 0), inst(always, "init1@POD-0", 0, X, 0)}, 0,
+			"start init1#1(Init)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Sandbox IDs are "POD-<attempt>"; the running one is the newest.
+			p := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: now, Backoff: fixedBackoff(tt.backoff)})
+			if got := summary(p); got != tt.want {
+				t.Errorf("plan\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestComputeRemovesOldDeadOnlyOnGC(t *testing.T) {
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	cs := []runtimeadapter.Container{inst(pod, "POD", 0, runtimeadapter.StateRunning, 0), inst(pod, "app", 2, runtimeadapter.StateRunning, 0),
+		inst(pod, "app", 1, runtimeadapter.StateExited, 1), inst(pod, "app", 0, runtimeadapter.StateExited, 1)}
+	if got := summary(Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0})); got != "" {
+		t.Errorf("without GC: %s, want nothing", got)
+	}
+	if got := summary(Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0, GC: true})); got != "rm app-0" {
+		t.Errorf("with GC: %s, want rm app-0", got)
+	}
+	if got := summary(Compute(Input{Node: node, Pod: nil, Containers: cs[3:], Now: t0})); got != "rm app-0" {
+		t.Errorf("removed pod: %s, want rm app-0", got)
 	}
 }
 

@@ -34,6 +34,33 @@ func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.Po
 		starting[s.Name] = true
 	}
 
+	// Init containers: statuses of their instances in the current sandbox
+	// (a new sandbox runs them again); Initialized once all exited 0.
+	initialized := true
+	initFailedNever := false
+	for _, ic := range pod.Spec.InitContainers {
+		var insts []runtimeadapter.Container
+		if sb != nil {
+			insts = g.initsOf(ic.Name, sb.ID)
+		}
+		if len(insts) == 0 && len(g.inits[ic.Name]) > 0 && plan.Done {
+			insts = g.inits[ic.Name] // a finished pod's sandbox is gone: show the last run
+		}
+		cs := containerStatus(&ic, insts, plan.Waiting[ic.Name], starting[ic.Name])
+		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		if cs.State.Running != nil {
+			f := false
+			cs.Started = &f
+		}
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		if !cs.Ready {
+			initialized = false
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			initFailedNever = true
+		}
+	}
+
 	var waiting, running, stopped, succeeded, failed int
 	allReady := true
 	for _, c := range pod.Spec.Containers {
@@ -88,8 +115,14 @@ func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.Po
 	default:
 		st.Phase = v1.PodPending
 	}
+	if !initialized {
+		st.Phase = v1.PodPending
+		if initFailedNever {
+			st.Phase = v1.PodFailed
+		}
+	}
 	if plan.Done {
-		if failed > 0 {
+		if failed > 0 || initFailedNever {
 			st.Phase = v1.PodFailed
 		} else {
 			st.Phase = v1.PodSucceeded
@@ -102,10 +135,10 @@ func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.Po
 		}
 		return v1.PodCondition{Type: t, Status: s}
 	}
-	ready := allReady && len(pod.Spec.Containers) > 0
+	ready := allReady && initialized && len(pod.Spec.Containers) > 0
 	st.Conditions = []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sbRunning),
-		cond(v1.PodInitialized, true),
+		cond(v1.PodInitialized, initialized),
 		cond(v1.ContainersReady, ready),
 		cond(v1.PodReady, ready),
 	}

@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -68,5 +69,39 @@ func TestContainerStatusCrashLoop(t *testing.T) {
 	}
 	if st.Phase != v1.PodRunning {
 		t.Errorf("phase %s, want Running", st.Phase)
+	}
+}
+
+func TestStatusInitContainers(t *testing.T) {
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	always, never := initPod(v1.RestartPolicyAlways), initPod(v1.RestartPolicyNever)
+	sb := inst(always, "POD", 0, R, 0)
+	tests := []struct {
+		name            string
+		pod             *v1.Pod
+		cs              []runtimeadapter.Container
+		wantPhase       v1.PodPhase
+		wantInitialized bool
+	}{
+		{"first init running", always, []runtimeadapter.Container{sb, inst(always, "init1", 0, R, 0)}, v1.PodPending, false},
+		{"inits done, app running", always, []runtimeadapter.Container{sb, inst(always, "init1", 0, X, 0), inst(always, "init2", 0, X, 0), inst(always, "app", 0, R, 0)}, v1.PodRunning, true},
+		{"Never: failed init fails the pod", never, []runtimeadapter.Container{inst(never, "POD", 0, X, 0), inst(never, "init1", 0, X, 1)}, v1.PodFailed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: t0.Add(time.Hour)})
+			st := Status(tt.pod, tt.cs, plan)
+			if st.Phase != tt.wantPhase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.wantPhase)
+			}
+			for _, c := range st.Conditions {
+				if c.Type == v1.PodInitialized && (c.Status == v1.ConditionTrue) != tt.wantInitialized {
+					t.Errorf("Initialized %s, want %v", c.Status, tt.wantInitialized)
+				}
+			}
+			if len(st.InitContainerStatuses) != 2 {
+				t.Errorf("%d init container statuses, want 2", len(st.InitContainerStatuses))
+			}
+		})
 	}
 }
