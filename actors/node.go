@@ -36,6 +36,7 @@ type nodeActor struct {
 	// sent: desired pods the router has been told about. A desired pod not
 	// sent is waiting for the old pod of the same namespace/name to stop.
 	sent        map[types.UID]bool
+	rejected    map[types.UID]bool   // refused at admission (NodePorts): never run
 	terminating map[types.UID]string // removed pods not yet Terminated → namespace/name
 	statuses    map[types.UID]v1.PodStatus
 
@@ -169,6 +170,10 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 			continue
 		}
 		delete(n.desired, uid)
+		if n.rejected[uid] {
+			delete(n.rejected, uid)
+			delete(n.statuses, uid)
+		}
 		if n.sent[uid] {
 			delete(n.sent, uid)
 			n.terminating[uid] = nsName(old)
@@ -177,7 +182,21 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 			ctx.Send(n.router, &messages.PodRemoved{UID: uid})
 		}
 	}
-	for uid, p := range want {
+	// Admit in a stable order, oldest first (then by name), so of two pods
+	// that clash on a host port the same one always wins.
+	order := make([]*v1.Pod, 0, len(want))
+	for _, p := range want {
+		order = append(order, p)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		ti, tj := order[i].CreationTimestamp, order[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return nsName(order[i]) < nsName(order[j])
+	})
+	for _, p := range order {
+		uid := p.UID
 		old := n.desired[uid]
 		n.desired[uid] = p
 		if old != nil && n.sent[uid] && equality.Semantic.DeepEqual(old.Spec, p.Spec) {
@@ -196,7 +215,25 @@ func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
 			return
 		}
 	}
+	if n.rejected[p.UID] {
+		return
+	}
 	if !n.sent[p.UID] {
+		var admitted []*v1.Pod
+		for uid := range n.sent {
+			if q := n.desired[uid]; q != nil {
+				admitted = append(admitted, q)
+			}
+		}
+		if msg, clash := portConflict(p, admitted); clash {
+			n.rejected[p.UID] = true
+			n.statuses[p.UID] = rejectedStatus(msg)
+			n.log.Warn("pod rejected at admission", zap.String("pod", nsName(p)), zap.String("reason", "NodePorts"), zap.String("message", msg))
+			n.record(messages.Event{Time: time.Now(), Type: messages.EventWarning, Reason: "NodePorts",
+				Namespace: p.Namespace, Pod: p.Name, UID: p.UID, Message: msg})
+			n.publish(ctx, p, n.statuses[p.UID], false)
+			return
+		}
 		n.log.Info("pod added", zap.String("pod", nsName(p)), zap.String("podUID", string(p.UID)))
 	}
 	n.sent[p.UID] = true

@@ -374,3 +374,35 @@ func TestInitContainersRunInOrderOnce(t *testing.T) {
 		rt.Close()
 	})
 }
+
+// A pod whose host port collides with an admitted pod's is rejected:
+// Failed, reason NodePorts, and no containers.
+func TestHostPortClashRejected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		port := v1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP}
+		a, b := portPod("a-first", port), portPod("b-second", port)
+		h.apply(a, b)
+		waitFor(t, 10*time.Second, "a running", func() bool { return len(rt.Running("uid-a-first", "app")) == 1 })
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelPodUID] == "uid-b-second" {
+				t.Fatalf("rejected pod got container %s", c.Name)
+			}
+		}
+		res, err := h.sys.Root.RequestFuture(h.pid, &messages.GetPodStatuses{}, time.Second).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.(*messages.PodStatuses).Pods {
+			if p.Name == "b-second" && (p.Status.Phase != v1.PodFailed || p.Status.Reason != "NodePorts") {
+				t.Fatalf("b-second status %s/%s, want Failed/NodePorts", p.Status.Phase, p.Status.Reason)
+			}
+		}
+		h.stop()
+		rt.Close()
+	})
+}
