@@ -8,8 +8,10 @@ package actors
 import (
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -57,6 +59,8 @@ type Config struct {
 	// MaxEvents: see DefaultMaxEvents (1000).
 	MaxEvents int
 	Logger    *zap.Logger
+	// Metrics records actorlet's Prometheus metrics (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // withDefaults fills zero fields.
@@ -86,4 +90,13 @@ func (c Config) withDefaults() Config {
 		c.Logger = zap.NewNop()
 	}
 	return c
+}
+
+// mailbox returns the props option that counts an actor kind's messages
+// when metrics are on.
+func (c Config) mailbox(kind string) []actor.PropsOption {
+	if c.Metrics == nil {
+		return nil
+	}
+	return []actor.PropsOption{actor.WithMailbox(actor.Unbounded(c.Metrics.MailboxMiddleware(kind)))}
 }

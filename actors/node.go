@@ -133,6 +133,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.terminated(ctx, m.UID)
 	case *messages.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
+		n.countRunning(m.Containers)
 		n.sweepOrphans(ctx, m.Containers)
 	case *messages.RelistFailed:
 		n.relistErr = m.Err
@@ -322,4 +323,22 @@ func (n *nodeActor) podStatuses() *messages.PodStatuses {
 	}
 	sort.Slice(out.Pods, func(i, j int) bool { return nsName(out.Pods[i]) < nsName(out.Pods[j]) })
 	return out
+}
+
+// countRunning sets the running pods and containers gauges from a relist:
+// a pod counts when one of its app containers runs.
+func (n *nodeActor) countRunning(cs []runtimeadapter.Container) {
+	if n.cfg.Metrics == nil {
+		return
+	}
+	pods := map[string]bool{}
+	containers := 0
+	for _, c := range cs {
+		if c.State != runtimeadapter.StateRunning || c.Labels[runtimeadapter.LabelContainerType] != string(runtimeadapter.TypeApp) {
+			continue
+		}
+		containers++
+		pods[c.Labels[runtimeadapter.LabelPodUID]] = true
+	}
+	n.cfg.Metrics.SetRunning(len(pods), containers)
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -54,6 +55,7 @@ type podActor struct {
 	timerAt    time.Time
 
 	startTime  time.Time
+	started    bool // pod start duration observed
 	lastStatus *v1.PodStatus
 
 	syncStart     time.Time
@@ -80,7 +82,7 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 			crashLoops:    map[string]*supervision.CrashLoop{},
 			backoffEvents: map[string]string{},
 		}
-	})
+	}, cfg.mailbox(metrics.KindPod)...)
 }
 
 func (a *podActor) Receive(ctx actor.Context) {
@@ -90,7 +92,10 @@ func (a *podActor) Receive(ctx actor.Context) {
 		// a supervisor restart this actor remembers nothing).
 		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
 		a.startList(ctx)
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Restarting:
+		a.cfg.Metrics.IncPodActorRestart()
+		a.stopTimer()
+	case *actor.Stopping:
 		a.stopTimer()
 	case *messages.PodSpec:
 		if a.pod != nil && m.Pod != nil && a.pod.Name != m.Pod.Name {
@@ -113,6 +118,10 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.sync(ctx)
 	case *syncDone:
 		a.syncing = false
+		if !a.syncStart.IsZero() {
+			a.cfg.Metrics.ObserveSync(time.Since(a.syncStart))
+			a.syncStart = time.Time{}
+		}
 		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
 			a.observe(m.containers, m.observedAt)
@@ -295,6 +304,10 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 	}
 	if a.lastStatus != nil && equality.Semantic.DeepEqual(*a.lastStatus, st) {
 		return
+	}
+	if !a.started && allRunning(st) && !a.startTime.IsZero() {
+		a.started = true // manifest seen → every container running, once
+		a.cfg.Metrics.ObservePodStart(time.Since(a.startTime))
 	}
 	a.lastStatus = &st
 	ctx.Send(a.node, &messages.PodStatusReport{UID: a.uid, Namespace: a.pod.Namespace, Name: a.pod.Name, Status: st})
@@ -499,6 +512,9 @@ func (w *worker) start(s podsync.Start) error {
 	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
 	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
 		zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+	if s.Restarts > 0 && !s.Init {
+		w.cfg.Metrics.IncRestart(w.pod.Namespace, w.pod.Name, c.Name)
+	}
 	return nil
 }
 
@@ -519,4 +535,17 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// allRunning: the pod has containers and every one is running.
+func allRunning(st v1.PodStatus) bool {
+	if len(st.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, c := range st.ContainerStatuses {
+		if c.State.Running == nil {
+			return false
+		}
+	}
+	return true
 }

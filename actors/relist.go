@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/pleg"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -27,6 +28,7 @@ type relistActor struct {
 	relister *pleg.Relister
 	inFlight bool
 	timer    *time.Timer
+	started  time.Time // of the list in flight
 }
 
 type (
@@ -40,7 +42,7 @@ type (
 func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &relistActor{cfg: cfg, router: router, node: node, log: cfg.Logger.Named("pleg"), relister: pleg.New()}
-	})
+	}, cfg.mailbox(metrics.KindRelist)...)
 }
 
 func (r *relistActor) Receive(ctx actor.Context) {
@@ -55,6 +57,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		r.list(ctx)
 	case *relistResult:
 		r.inFlight = false
+		r.cfg.Metrics.ObserveRelist(r.started, time.Since(r.started), m.err)
 		if m.err != nil {
 			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err))
 			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: time.Now()})
@@ -74,6 +77,7 @@ func (r *relistActor) list(ctx actor.Context) {
 		return
 	}
 	r.inFlight = true
+	r.started = time.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	rt, node, timeout := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -31,7 +32,7 @@ func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"),
 			pods: map[types.UID]*podEntry{}, byPID: map[string]types.UID{}}
-	}, actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))
+	}, append(cfg.mailbox(metrics.KindRouter), actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))...)
 }
 
 func (r *router) Receive(ctx actor.Context) {
@@ -52,6 +53,7 @@ func (r *router) Receive(ctx actor.Context) {
 			e = &podEntry{pid: pid}
 			r.pods[m.Pod.UID] = e
 			r.byPID[pid.Id] = m.Pod.UID
+			r.cfg.Metrics.SetPodActors(len(r.pods))
 		}
 		e.last = m
 		ctx.Send(e.pid, m)
@@ -80,6 +82,7 @@ func (r *router) Receive(ctx actor.Context) {
 			delete(r.byPID, e.pid.Id)
 			delete(r.pods, m.UID)
 			ctx.Stop(e.pid)
+			r.cfg.Metrics.SetPodActors(len(r.pods))
 		}
 		ctx.Send(r.node, m)
 	case *actor.Terminated:

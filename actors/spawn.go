@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/sources"
 )
@@ -43,9 +44,9 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 			subscribers: map[string]*actor.PID{}, removedPods: map[types.UID]*v1.Pod{},
 			rejected: map[types.UID]bool{},
 		}
-	}, actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
+	}, append(cfg.mailbox(metrics.KindNode), actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
 		return actor.RestartDirective
-	})))
+	})))...)
 }
 
 // runSource delivers a source's updates to the node as messages. A panic

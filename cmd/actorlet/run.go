@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -19,8 +18,7 @@ import (
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
-	"github.com/actorlet/actorlet/sources"
-	"github.com/actorlet/actorlet/sources/dir"
+	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
 )
 
@@ -30,6 +28,9 @@ const exitTimeout = 8 * time.Second
 
 type runFlags struct {
 	manifests      string
+	manifestURL    string
+	urlPeriod      time.Duration
+	urlHeaders     []string
 	nodeName       string
 	rootDir        string
 	podInfraImage  string
@@ -54,7 +55,10 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.manifests, "manifests", "", "directory of static pod manifests (required)")
+	fl.StringVar(&f.manifests, "manifests", "", "directory of static pod manifests")
+	fl.StringVar(&f.manifestURL, "manifest-url", "", "URL serving a v1.Pod or v1.PodList (YAML or JSON), polled as the kubelet's HTTP source")
+	fl.DurationVar(&f.urlPeriod, "manifest-url-period", urlsource.DefaultPeriod, "how often --manifest-url is polled")
+	fl.StringArrayVar(&f.urlHeaders, "manifest-url-header", nil, "HTTP header for --manifest-url requests, as 'Key: Value' (repeatable)")
 	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container (default: the hostname)")
 	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
@@ -63,7 +67,6 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	_ = cmd.MarkFlagRequired("manifests")
 	return cmd
 }
 
@@ -79,9 +82,9 @@ func run(ctx context.Context, f runFlags) error {
 	if f.nodeName == "" {
 		return fmt.Errorf("--node-name: empty, and the hostname is unknown")
 	}
-	manifests, err := filepath.Abs(f.manifests)
+	srcs, err := buildSources(f, log)
 	if err != nil {
-		return fmt.Errorf("--manifests %s: %w", f.manifests, err)
+		return err
 	}
 	lock, err := nodelock.Acquire(f.rootDir, f.nodeName)
 	if err != nil {
@@ -120,13 +123,12 @@ func run(ctx context.Context, f runFlags) error {
 		},
 		Logger: log,
 	}
-	var src sources.Source = dir.New(manifests, f.nodeName, dir.WithLogger(log.Named("source")))
-	pid, err := sys.Root.SpawnNamed(actors.NodeProps(cfg, src), "node")
+	pid, err := sys.Root.SpawnNamed(actors.NodeProps(cfg, srcs...), "node")
 	if err != nil {
 		return fmt.Errorf("spawn node actor: %w", err)
 	}
 	log.Info("actorlet running", zap.String("version", version.Version), zap.String("node", f.nodeName),
-		zap.String("manifests", manifests), zap.Duration("relistPeriod", f.relistPeriod))
+		zap.Strings("sources", sourceNames(srcs)), zap.Duration("relistPeriod", f.relistPeriod))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

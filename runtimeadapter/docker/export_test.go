@@ -1,5 +1,7 @@
 package docker
 
+import "io"
+
 // InspectCalls returns how many ContainerInspect calls r has made.
 func (r *Runtime) InspectCalls() int64 { return r.inspects.Load() }
 
@@ -9,3 +11,7 @@ func (r *Runtime) CacheLen() int {
 	defer r.mu.Unlock()
 	return len(r.cache)
 }
+
+// LogsDone returns a channel closed once the goroutine behind a reader
+// returned by Logs has ended and closed Docker's response.
+func LogsDone(rc io.ReadCloser) <-chan struct{} { return rc.(*logStream).done }

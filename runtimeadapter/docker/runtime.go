@@ -23,8 +23,9 @@ import (
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
-// Runtime is the Docker adapter. It implements runtimeadapter.Runtime and
-// runtimeadapter.EventSource and is safe for concurrent use. Create it with
+// Runtime is the Docker adapter. It implements runtimeadapter.Runtime,
+// runtimeadapter.EventSource and runtimeadapter.LogSource and is safe for
+// concurrent use. Create it with
 // New and release it with Close.
 type Runtime struct {
 	cli *client.Client

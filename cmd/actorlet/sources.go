@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/sources/dir"
+	urlsource "github.com/actorlet/actorlet/sources/url"
+)
+
+// buildSources makes the sources the flags ask for: at least one of
+// --manifests and --manifest-url.
+func buildSources(f runFlags, log *zap.Logger) ([]sources.Source, error) {
+	var srcs []sources.Source
+	if f.manifests != "" {
+		abs, err := filepath.Abs(f.manifests)
+		if err != nil {
+			return nil, fmt.Errorf("--manifests %s: %w", f.manifests, err)
+		}
+		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source"))))
+	}
+	if f.manifestURL != "" {
+		opts := []urlsource.Option{urlsource.WithPeriod(f.urlPeriod), urlsource.WithLogger(log.Named("source"))}
+		for _, h := range f.urlHeaders {
+			k, v, ok := strings.Cut(h, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("--manifest-url-header %q: want 'Key: Value'", h)
+			}
+			opts = append(opts, urlsource.WithHeader(strings.TrimSpace(k), strings.TrimSpace(v)))
+		}
+		s, err := urlsource.New(f.manifestURL, f.nodeName, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("--manifest-url: %w", err)
+		}
+		srcs = append(srcs, s)
+	}
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("no pod source: give --manifests DIR and/or --manifest-url URL")
+	}
+	return srcs, nil
+}
+
+func sourceNames(srcs []sources.Source) []string {
+	out := make([]string, len(srcs))
+	for i, s := range srcs {
+		out[i] = s.Name()
+	}
+	return out
+}

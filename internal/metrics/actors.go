@@ -1,0 +1,87 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Actor kinds, the kind label of actorlet_mailbox_messages_total. Other
+// fixed words may be used; never a pod UID or any per-instance value.
+const (
+	KindNode   = "node"
+	KindRouter = "router"
+	KindPod    = "pod"
+	KindRelist = "relist"
+	KindProbe  = "probe"
+	KindSource = "source"
+)
+
+// SetPodActors sets actorlet_pod_actors to n, the number of live pod actors.
+// Negative values are set as 0.
+func (m *Metrics) SetPodActors(n int) {
+	if m == nil {
+		return
+	}
+	m.podActors.Set(float64(max(n, 0)))
+}
+
+// IncPodActorRestart increments actorlet_pod_actor_restarts_total: the
+// supervisor restarted a pod actor after a panic.
+func (m *Metrics) IncPodActorRestart() {
+	if m == nil {
+		return
+	}
+	m.podActorRestarts.Inc()
+}
+
+// ObserveSync observes d in actorlet_pod_sync_duration_seconds: one pod
+// sync, from starting the plan's first action to having read the pod's
+// containers back.
+func (m *Metrics) ObserveSync(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.podSyncDuration.Observe(d.Seconds())
+}
+
+// MailboxMiddleware returns a protoactor mailbox middleware that increments
+// actorlet_mailbox_messages_total{kind} for every user message an actor of
+// kind has processed (system messages such as Started or Terminated are not
+// counted). Use it when spawning the actor:
+//
+//	props := actor.PropsFromProducer(newPodActor,
+//		actor.WithMailbox(actor.Unbounded(m.MailboxMiddleware(metrics.KindPod))))
+//
+// On a nil *Metrics it returns a middleware that does nothing.
+func (m *Metrics) MailboxMiddleware(kind string) actor.MailboxMiddleware {
+	if m == nil {
+		return mailboxCounter{}
+	}
+	return mailboxCounter{processed: m.mailboxMessages.WithLabelValues(kind)}
+}
+
+// mailboxCounter counts processed user messages; a nil processed counts
+// nothing.
+type mailboxCounter struct {
+	processed prometheus.Counter
+}
+
+var _ actor.MailboxMiddleware = mailboxCounter{}
+
+func (mailboxCounter) MailboxStarted()   {}
+func (mailboxCounter) MessagePosted(any) {}
+func (mailboxCounter) MailboxEmpty()     {}
+
+// MessageReceived is called by the mailbox after the actor processed msg.
+func (c mailboxCounter) MessageReceived(msg any) {
+	if c.processed == nil {
+		return
+	}
+	switch msg.(type) {
+	case actor.SystemMessage, actor.MailboxMessage:
+		return
+	}
+	c.processed.Inc()
+}
