@@ -9,11 +9,17 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/internal/logging"
+	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/nodeapi"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
@@ -39,6 +45,7 @@ type runFlags struct {
 	backoffMax     time.Duration
 	logFormat      string
 	logLevel       string
+	api            api.Options
 }
 
 func newRunCmd() *cobra.Command {
@@ -67,6 +74,12 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
+	fl.IntVar(&f.api.Port, "port", api.DefaultPort, "port of the read-only HTTP API (0: any free port; -1: no API)")
+	fl.StringVar(&f.api.TokenFile, "api-token-file", "", "file holding a bearer token the API then requires")
+	fl.StringVar(&f.api.TLSCertFile, "tls-cert-file", "", "PEM certificate: serve the API over HTTPS (with --tls-private-key-file)")
+	fl.StringVar(&f.api.TLSKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
+	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
 	return cmd
 }
 
@@ -92,11 +105,12 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	defer lock.Release()
 
-	rt, err := docker.New(docker.WithLogger(log.Named("docker")))
+	drt, err := docker.New(docker.WithLogger(log.Named("docker")))
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
-	defer rt.Close()
+	defer drt.Close()
+	rt := drt
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = rt.Ping(pctx)
 	cancel()
@@ -112,10 +126,16 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+	instrumented := metrics.InstrumentRuntime(rt, m)
+
 	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
 	cfg := actors.Config{
 		NodeName:      f.nodeName,
-		Runtime:       rt,
+		Runtime:       instrumented,
+		Metrics:       m,
 		PodInfraImage: f.podInfraImage,
 		RelistPeriod:  f.relistPeriod,
 		Backoff: supervision.BackoffPolicy{
@@ -127,8 +147,24 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return fmt.Errorf("spawn node actor: %w", err)
 	}
+	var apiAddr string
+	if f.api.Port >= 0 {
+		opts := f.api
+		opts.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		opts.Logger = log.Named("api")
+		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}, opts)
+		if apiAddr, err = srv.Start(ctx); err != nil {
+			_ = actors.StopNode(sys.Root, pid, exitTimeout)
+			return fmt.Errorf("API: %w", err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}()
+	}
 	log.Info("actorlet running", zap.String("version", version.Version), zap.String("node", f.nodeName),
-		zap.Strings("sources", sourceNames(srcs)), zap.Duration("relistPeriod", f.relistPeriod))
+		zap.Strings("sources", sourceNames(srcs)), zap.Duration("relistPeriod", f.relistPeriod), zap.String("api", apiAddr))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

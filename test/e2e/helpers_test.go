@@ -110,6 +110,7 @@ func (e *env) startAgent(name string) *agent {
 		"--backoff-max", "2s",
 		"--relist-period", relistPeriod.String(),
 		"--log-format", "json",
+		"--port", "0", // any free port: tests run side by side
 	}
 	a := &agent{t: e.t, name: name, args: args, out: &syncBuffer{}, done: make(chan struct{})}
 	a.cmd = exec.Command(actorletBinary(e.t), args...)

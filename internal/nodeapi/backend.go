@@ -1,0 +1,125 @@
+// Package nodeapi serves the HTTP API (internal/api) from a running node
+// actor: queries become messages to the node, logs come from the runtime.
+package nodeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/internal/api"
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// DefaultQueryTimeout bounds one question to the node actor.
+const DefaultQueryTimeout = 5 * time.Second
+
+// Backend implements api.Backend over a node actor.
+type Backend struct {
+	Root    *actor.RootContext
+	Node    *actor.PID
+	Runtime runtimeadapter.Runtime // for logs: must implement runtimeadapter.LogSource
+	Timeout time.Duration          // per query; default DefaultQueryTimeout
+}
+
+var _ api.Backend = (*Backend)(nil)
+
+func (b *Backend) ask(ctx context.Context, msg any) (any, error) {
+	timeout := b.Timeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d)
+	}
+	res, err := b.Root.RequestFuture(b.Node, msg, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("ask node actor (%T): %w", msg, err)
+	}
+	return res, nil
+}
+
+// Pods returns every desired pod with its status.
+func (b *Backend) Pods(ctx context.Context) ([]*v1.Pod, error) {
+	res, err := b.ask(ctx, &messages.GetPodStatuses{})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*messages.PodStatuses).Pods, nil
+}
+
+// Events returns the node's recent events, oldest first.
+func (b *Backend) Events(ctx context.Context) ([]messages.Event, error) {
+	res, err := b.ask(ctx, &messages.GetEvents{})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*messages.Events).Items, nil
+}
+
+// Health returns the node's checks; a node that does not answer is
+// unhealthy itself.
+func (b *Backend) Health(ctx context.Context) api.Health {
+	res, err := b.ask(ctx, &messages.GetHealth{})
+	if err != nil {
+		return api.Health{Checks: []api.Check{{Name: "node-actor", Message: err.Error()}}}
+	}
+	h := api.Health{OK: true}
+	for _, c := range res.(*messages.NodeHealth).Checks {
+		h.Checks = append(h.Checks, api.Check{Name: c.Name, OK: c.OK, Message: c.Message, Pod: c.Pod})
+		if !c.OK {
+			h.OK = false
+		}
+	}
+	return h
+}
+
+// Logs streams the log of a container of a managed pod: its current
+// instance, or with previous its last terminated one.
+func (b *Backend) Logs(ctx context.Context, namespace, pod, container string, previous bool, opts runtimeadapter.LogOptions) (io.ReadCloser, error) {
+	ls, ok := b.Runtime.(runtimeadapter.LogSource)
+	if !ok {
+		return nil, errors.New("the runtime keeps no logs")
+	}
+	pods, err := b.Pods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if p.Namespace != namespace || p.Name != pod {
+			continue
+		}
+		statuses := append(append([]v1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+		for _, cs := range statuses {
+			if cs.Name != container {
+				continue
+			}
+			id := cs.ContainerID
+			if previous {
+				id = ""
+				if t := cs.LastTerminationState.Terminated; t != nil {
+					id = t.ContainerID
+				}
+				if id == "" {
+					return nil, fmt.Errorf("container %s of pod %s/%s has no previous instance: %w", container, namespace, pod, api.ErrNotFound)
+				}
+			}
+			if id == "" {
+				return nil, fmt.Errorf("container %s of pod %s/%s has not been created yet: %w", container, namespace, pod, api.ErrNotFound)
+			}
+			if i := strings.Index(id, "://"); i >= 0 {
+				id = id[i+3:]
+			}
+			return ls.Logs(ctx, id, opts)
+		}
+		return nil, fmt.Errorf("pod %s/%s has no container %s: %w", namespace, pod, container, api.ErrNotFound)
+	}
+	return nil, fmt.Errorf("pod %s/%s: %w", namespace, pod, api.ErrNotFound)
+}
