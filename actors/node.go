@@ -315,6 +315,7 @@ func (n *nodeActor) podStatuses() *messages.PodStatuses {
 	out := &messages.PodStatuses{}
 	for uid, p := range n.desired {
 		cp := p.DeepCopy()
+		cp.Spec.NodeName = n.cfg.NodeName
 		cp.Status = n.statuses[uid]
 		if cp.Status.Phase == "" {
 			cp.Status.Phase = v1.PodPending

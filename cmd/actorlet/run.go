@@ -66,7 +66,7 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.StringVar(&f.manifestURL, "manifest-url", "", "URL serving a v1.Pod or v1.PodList (YAML or JSON), polled as the kubelet's HTTP source")
 	fl.DurationVar(&f.urlPeriod, "manifest-url-period", urlsource.DefaultPeriod, "how often --manifest-url is polled")
 	fl.StringArrayVar(&f.urlHeaders, "manifest-url-header", nil, "HTTP header for --manifest-url requests, as 'Key: Value' (repeatable)")
-	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container (default: the hostname)")
+	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container")
 	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
 	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period")
@@ -94,6 +94,12 @@ func run(ctx context.Context, f runFlags) error {
 	defer func() { _ = log.Sync() }()
 	if f.nodeName == "" {
 		return fmt.Errorf("--node-name: empty, and the hostname is unknown")
+	}
+	if f.relistPeriod <= 0 {
+		return fmt.Errorf("--relist-period %s: must be more than 0", f.relistPeriod)
+	}
+	if f.backoffInitial < 0 || f.backoffMax < 0 {
+		return fmt.Errorf("--backoff-initial %s, --backoff-max %s: must not be negative", f.backoffInitial, f.backoffMax)
 	}
 	srcs, err := buildSources(f, log)
 	if err != nil {

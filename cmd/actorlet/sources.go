@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,6 +21,11 @@ func buildSources(f runFlags, log *zap.Logger) ([]sources.Source, error) {
 		abs, err := filepath.Abs(f.manifests)
 		if err != nil {
 			return nil, fmt.Errorf("--manifests %s: %w", f.manifests, err)
+		}
+		// A directory that does not exist yet is watched until it appears;
+		// a file is a mistake.
+		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("--manifests %s: not a directory", abs)
 		}
 		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source"))))
 	}

@@ -26,7 +26,7 @@ func New(format, level string) (*zap.Logger, error) {
 	case "console", "":
 		cfg = zap.NewDevelopmentConfig()
 		cfg.Development = false
-		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder // no colour codes: logs often go to files
 		cfg.DisableStacktrace = true
 	default:
 		return nil, fmt.Errorf("log format %q: want console or json", format)

@@ -9,11 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
 // ErrHeld: another live process holds the node's lock.
-var ErrHeld = errors.New("node lock held by another actorlet")
+var ErrHeld = errors.New("held by another actorlet process")
 
 // Lock is a held node lock.
 type Lock struct {
@@ -39,7 +40,11 @@ func Acquire(rootDir, node string) (*Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("node lock %s: %w", p, ErrHeld)
+			holder := ""
+			if b, rerr := os.ReadFile(p); rerr == nil && len(strings.TrimSpace(string(b))) > 0 {
+				holder = " (pid " + strings.TrimSpace(string(b)) + ")"
+			}
+			return nil, fmt.Errorf("node %s: node lock %s %w%s", node, p, ErrHeld, holder)
 		}
 		return nil, fmt.Errorf("node lock %s: %w", p, err)
 	}
