@@ -26,7 +26,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
@@ -65,6 +68,14 @@ type Options struct {
 	PodRestartWindow time.Duration
 	// Logger (default: discard).
 	Logger *zap.Logger
+	// Metrics, when set, receives actorlet's Prometheus metrics (relist,
+	// restarts, pod start, runtime operations, actors). Register each
+	// node on its own registry, or give nodes distinct registries: the
+	// metric names are fixed.
+	Metrics prometheus.Registerer
+	// InstrumentRuntime times and counts the runtime's operations in
+	// Metrics (ignored without Metrics).
+	InstrumentRuntime bool
 }
 
 // ErrOptions: the options are unusable.
@@ -95,8 +106,16 @@ func (o Options) config() (actors.Config, error) {
 	if img == "" {
 		img = DefaultPodInfraImage
 	}
+	rt := o.Runtime
+	var m *metrics.Metrics
+	if o.Metrics != nil {
+		m = metrics.New(o.Metrics)
+		if o.InstrumentRuntime {
+			rt = metrics.InstrumentRuntime(rt, m)
+		}
+	}
 	return actors.Config{
-		NodeName: o.NodeName, Runtime: o.Runtime, PodInfraImage: img,
+		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
 		RelistPeriod: o.RelistPeriod, Backoff: b, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
 		Logger: o.Logger,

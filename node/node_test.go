@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/messages"
@@ -127,6 +129,27 @@ func TestHostSourceGatesOrphans(t *testing.T) {
 		for _, c := range rt.Containers() {
 			if c.ID == id {
 				t.Fatal("orphan still there after the host source synced")
+			}
+		}
+		node.Stop(sys.Root, pid, 10*time.Second)
+		rt.Close()
+	})
+}
+
+func TestMetricsRegistryOption(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := quietSystem()
+		rt := fake.New(fake.AutoImages(true))
+		reg := prometheus.NewRegistry()
+		pid, err := node.Spawn(sys.Root, node.Options{NodeName: "n1", Runtime: rt, Metrics: reg, InstrumentRuntime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		for _, name := range []string{"actorlet_pleg_relist_duration_seconds", "actorlet_runtime_operations_duration_seconds"} {
+			if n, err := testutil.GatherAndCount(reg, name); err != nil || n == 0 {
+				t.Errorf("%s: %d series (%v)", name, n, err)
 			}
 		}
 		node.Stop(sys.Root, pid, 10*time.Second)
