@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -61,6 +62,11 @@ type Config struct {
 	Logger    *zap.Logger
 	// Metrics records actorlet's Prometheus metrics (nil: none).
 	Metrics *metrics.Metrics
+	// Clock drives every timer and timestamp of the actors (relist,
+	// CrashLoopBackOff, retries, GC, events, health). Default: the real
+	// clock, which testing/synctest also controls; k8s.io/utils/clock's
+	// FakeClock lets a test step time by hand.
+	Clock clock.WithDelayedExecution
 }
 
 // withDefaults fills zero fields.
@@ -85,6 +91,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = DefaultMaxEvents
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

@@ -70,7 +70,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		n.started = time.Now()
+		n.started = n.cfg.Clock.Now()
 		n.router = ctx.Spawn(newRouterProps(n.cfg, ctx.Self()))
 		n.relist = ctx.Spawn(newRelistProps(n.cfg, n.router, ctx.Self()))
 		if n.runSources != nil {
@@ -112,7 +112,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *messages.GetEvents:
 		ctx.Respond(&messages.Events{Items: append([]messages.Event(nil), n.events...)})
 	case *messages.GetHealth:
-		ctx.Respond(n.health(time.Now()))
+		ctx.Respond(n.health(n.cfg.Clock.Now()))
 	case *messages.PodStatusReport:
 		if n.desired[m.UID] != nil || n.terminating[m.UID] != "" {
 			n.statuses[m.UID] = m.Status
@@ -230,7 +230,7 @@ func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
 			n.rejected[p.UID] = true
 			n.statuses[p.UID] = rejectedStatus(msg)
 			n.log.Warn("pod rejected at admission", zap.String("pod", nsName(p)), zap.String("reason", "NodePorts"), zap.String("message", msg))
-			n.record(messages.Event{Time: time.Now(), Type: messages.EventWarning, Reason: "NodePorts",
+			n.record(messages.Event{Time: n.cfg.Clock.Now(), Type: messages.EventWarning, Reason: "NodePorts",
 				Namespace: p.Namespace, Pod: p.Name, UID: p.UID, Message: msg})
 			n.publish(ctx, p, n.statuses[p.UID], false)
 			return

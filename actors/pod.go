@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
@@ -50,7 +51,7 @@ type podActor struct {
 
 	crashLoops map[string]*supervision.CrashLoop // by container name + spec hash
 	retry      time.Duration                     // next retry delay after a failed sync
-	timer      *time.Timer
+	timer      clock.Timer
 	timerGen   uint64
 	timerAt    time.Time
 
@@ -103,7 +104,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 		if !a.known && m.Pod != nil {
 			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
-			a.startTime = time.Now()
+			a.startTime = a.cfg.Clock.Now()
 		}
 		a.pod, a.known, a.removed = m.Pod, true, false
 		a.sync(ctx)
@@ -119,7 +120,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *syncDone:
 		a.syncing = false
 		if !a.syncStart.IsZero() {
-			a.cfg.Metrics.ObserveSync(time.Since(a.syncStart))
+			a.cfg.Metrics.ObserveSync(a.cfg.Clock.Since(a.syncStart))
 			a.syncStart = time.Time{}
 		}
 		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
@@ -133,7 +134,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 		if len(errs) > 0 {
 			a.log.Warn("pod sync failed; retrying", zap.Errors("errors", errs), zap.Duration("retryIn", a.nextRetry()))
-			a.schedule(ctx, time.Now().Add(a.nextRetry()))
+			a.schedule(ctx, a.cfg.Clock.Now().Add(a.nextRetry()))
 			a.retry = min(max(a.retry*2, syncRetryInitial*2), syncRetryMax)
 		} else {
 			a.retry = 0
@@ -215,7 +216,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	if !a.removed {
 		pod = a.pod
 	}
-	now := time.Now()
+	now := a.cfg.Clock.Now()
 	gc := now.Sub(a.lastGC) >= gcPeriod
 	if gc {
 		a.lastGC = now
@@ -266,13 +267,13 @@ func (a *podActor) sync(ctx actor.Context) {
 // emitter returns a function that sends pod events to the node; it is
 // safe to call from the worker's goroutines.
 func (a *podActor) emitter(ctx actor.Context) func(messages.EventType, string, string, string) {
-	sys, node, uid := ctx.ActorSystem(), a.node, a.uid
+	sys, node, uid, clk := ctx.ActorSystem(), a.node, a.uid, a.cfg.Clock
 	var ns, name string
 	if a.pod != nil {
 		ns, name = a.pod.Namespace, a.pod.Name
 	}
 	return func(typ messages.EventType, reason, container, msg string) {
-		sys.Root.Send(node, &messages.Event{Time: time.Now(), Type: typ, Reason: reason,
+		sys.Root.Send(node, &messages.Event{Time: clk.Now(), Type: typ, Reason: reason,
 			Namespace: ns, Pod: name, UID: uid, Container: container, Message: msg})
 	}
 }
@@ -287,7 +288,7 @@ func (a *podActor) schedule(ctx actor.Context, at time.Time) {
 	a.timerGen++
 	gen, self, sys := a.timerGen, ctx.Self(), ctx.ActorSystem()
 	a.timerAt = at
-	a.timer = time.AfterFunc(time.Until(at), func() { sys.Root.Send(self, &resyncTimer{gen: gen}) })
+	a.timer = a.cfg.Clock.AfterFunc(at.Sub(a.cfg.Clock.Now()), func() { sys.Root.Send(self, &resyncTimer{gen: gen}) })
 }
 
 func (a *podActor) stopTimer() {
@@ -307,7 +308,7 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 	}
 	if !a.started && allRunning(st) && !a.startTime.IsZero() {
 		a.started = true // manifest seen → every container running, once
-		a.cfg.Metrics.ObservePodStart(time.Since(a.startTime))
+		a.cfg.Metrics.ObservePodStart(a.cfg.Clock.Since(a.startTime))
 	}
 	a.lastStatus = &st
 	ctx.Send(a.node, &messages.PodStatusReport{UID: a.uid, Namespace: a.pod.Namespace, Name: a.pod.Name, Status: st})

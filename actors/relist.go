@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/pleg"
@@ -27,7 +28,7 @@ type relistActor struct {
 	log      *zap.Logger
 	relister *pleg.Relister
 	inFlight bool
-	timer    *time.Timer
+	timer    clock.Timer
 	started  time.Time // of the list in flight
 }
 
@@ -57,10 +58,10 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		r.list(ctx)
 	case *relistResult:
 		r.inFlight = false
-		r.cfg.Metrics.ObserveRelist(r.started, time.Since(r.started), m.err)
+		r.cfg.Metrics.ObserveRelist(r.started, r.cfg.Clock.Since(r.started), m.err)
 		if m.err != nil {
 			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err))
-			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: time.Now()})
+			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: r.cfg.Clock.Now()})
 		} else {
 			for _, batch := range r.relister.Relist(m.res) {
 				ctx.Send(r.router, &batch)
@@ -68,7 +69,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			ctx.Send(r.node, &messages.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
 		}
 		self, sys := ctx.Self(), ctx.ActorSystem()
-		r.timer = time.AfterFunc(r.cfg.RelistPeriod, func() { sys.Root.Send(self, &relistTick{}) })
+		r.timer = r.cfg.Clock.AfterFunc(r.cfg.RelistPeriod, func() { sys.Root.Send(self, &relistTick{}) })
 	}
 }
 
@@ -77,7 +78,7 @@ func (r *relistActor) list(ctx actor.Context) {
 		return
 	}
 	r.inFlight = true
-	r.started = time.Now()
+	r.started = r.cfg.Clock.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	rt, node, timeout := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout
 	go func() {
