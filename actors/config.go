@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/utils/clock"
 
+	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/supervision"
@@ -35,6 +36,11 @@ const (
 	// needs (every minute, as the kubelet's container GC); the newest
 	// exited instance of each container is kept for `logs --previous`.
 	gcPeriod = time.Minute
+	// imageRetry: how soon a container whose image failed without a known
+	// back-off (the first failed pull, imagePullPolicy Never) tries again;
+	// the image manager's ImagePullBackOff (10 s doubling to 300 s) rules
+	// after that.
+	imageRetry = 10 * time.Second
 )
 
 // Config is what the actor tree needs from its host.
@@ -67,6 +73,11 @@ type Config struct {
 	// clock, which testing/synctest also controls; k8s.io/utils/clock's
 	// FakeClock lets a test step time by hand.
 	Clock clock.WithDelayedExecution
+	// Images pulls container images by their imagePullPolicy with
+	// ImagePullBackOff, one pull per image at a time. NodeProps makes one
+	// when the runtime implements runtimeadapter.ImageService; without it
+	// images are only made present (Runtime.EnsureImage).
+	Images *images.Manager
 }
 
 // withDefaults fills zero fields.

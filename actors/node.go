@@ -82,6 +82,10 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if n.cancelSources != nil {
 			n.cancelSources()
 		}
+	case *actor.Stopped:
+		if n.cfg.Images != nil {
+			n.cfg.Images.Close() // cancels pulls in flight
+		}
 	case *messages.RouterStarted:
 		// After a router restart its pod actors are gone: tell it again.
 		for uid := range n.sent {

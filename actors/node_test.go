@@ -406,3 +406,59 @@ func TestHostPortClashRejected(t *testing.T) {
 		rt.Close()
 	})
 }
+
+// A container whose image cannot be pulled waits (ErrImagePull, then
+// ImagePullBackOff at 10 s doubling), never blocks other pods, and starts
+// once the image can be pulled.
+func TestImagePullBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.WithImages("pause:1", "work:1"))
+		h := newHarness(t, rt)
+		h.start()
+		good := testPod("good", "uid-good", v1.RestartPolicyAlways, "app")
+		bad := testPod("bad", "uid-bad", v1.RestartPolicyAlways, "app")
+		bad.Spec.Containers[0].Image = "registry.example/missing:1"
+		bad.Spec.Containers[0].ImagePullPolicy = v1.PullIfNotPresent
+		h.apply(good, bad)
+		waitFor(t, 5*time.Second, "good running", func() bool { return len(rt.Running("uid-good", "app")) == 1 })
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		status := func() string {
+			res, err := h.sys.Root.RequestFuture(h.pid, &messages.GetPodStatuses{}, time.Second).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range res.(*messages.PodStatuses).Pods {
+				if p.Name == "bad" && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil {
+					return p.Status.ContainerStatuses[0].State.Waiting.Reason
+				}
+			}
+			return ""
+		}
+		if r := status(); r != "ErrImagePull" && r != "ImagePullBackOff" {
+			t.Fatalf("bad pod's container waits with %q, want ErrImagePull or ImagePullBackOff", r)
+		}
+		pulls := rt.PullCount("registry.example/missing:1")
+		time.Sleep(5 * time.Second) // inside the 10 s back-off: no new pull
+		synctest.Wait()
+		if n := rt.PullCount("registry.example/missing:1"); n != pulls {
+			t.Fatalf("%d pulls during the back-off", n-pulls)
+		}
+		rt.AddPullable("registry.example/missing:1")
+		waitFor(t, 60*time.Second, "bad running once its image can be pulled", func() bool { return len(rt.Running("uid-bad", "app")) == 1 })
+		res, _ := h.sys.Root.RequestFuture(h.pid, &messages.GetEvents{}, time.Second).Result()
+		reasons := map[string]bool{}
+		for _, e := range res.(*messages.Events).Items {
+			if e.Pod == "bad" {
+				reasons[e.Reason] = true
+			}
+		}
+		for _, want := range []string{"Pulling", "Failed", "BackOff", "Pulled", "Started"} {
+			if !reasons[want] {
+				t.Errorf("no %s event for the bad pod (have %v)", want, reasons)
+			}
+		}
+		h.stop()
+		rt.Close()
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/messages"
@@ -60,6 +61,7 @@ type podActor struct {
 	lastStatus *v1.PodStatus
 
 	syncStart     time.Time
+	imageWaits    map[string]imageWait
 	lastGC        time.Time         // last sync that removed unneeded exited instances
 	backoffEvents map[string]string // container → message of the last BackOff event
 }
@@ -71,6 +73,15 @@ type (
 		observedAt time.Time
 		listErr    error
 		errs       []error
+		images     map[string]imageWait // container → why its image is not there
+		started    []string             // containers started
+	}
+	// imageWait: a container waits for its image (ErrImagePull,
+	// ImagePullBackOff, ErrImageNeverPull); until is when to try again.
+	imageWait struct {
+		reason, message string
+		until           time.Time
+		evented         bool // its BackOff event was sent
 	}
 	resyncTimer struct{ gen uint64 }
 )
@@ -82,6 +93,7 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 			log:           cfg.Logger.With(zap.String("podUID", string(uid))),
 			crashLoops:    map[string]*supervision.CrashLoop{},
 			backoffEvents: map[string]string{},
+			imageWaits:    map[string]imageWait{},
 		}
 	}, cfg.mailbox(metrics.KindPod)...)
 }
@@ -127,6 +139,12 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if m.listErr == nil {
 			a.observe(m.containers, m.observedAt)
 			a.listed = true
+		}
+		for _, name := range m.started {
+			delete(a.imageWaits, name)
+		}
+		for name, w := range m.images {
+			a.imageWaits[name] = w
 		}
 		errs := m.errs
 		if m.listErr != nil {
@@ -224,6 +242,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	plan := podsync.Compute(podsync.Input{
 		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a, GC: gc,
 	})
+	a.holdForImages(ctx, &plan, now)
 	if pod != nil {
 		a.report(ctx, podsync.Status(pod, a.containers, plan))
 	}
@@ -260,6 +279,7 @@ func (a *podActor) sync(ctx actor.Context) {
 			sys.Root.Send(self, done)
 		}()
 		done.errs = w.run(plan)
+		done.images, done.started = w.images, w.started
 		done.containers, done.observedAt, done.listErr = w.list()
 	}()
 }
@@ -316,6 +336,9 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 
 // worker carries out one plan against the runtime, off the actor.
 type worker struct {
+	images  map[string]imageWait
+	started []string
+
 	cfg       Config
 	pod       *v1.Pod
 	uid       types.UID
@@ -490,15 +513,8 @@ func (w *worker) start(s podsync.Start) error {
 	if c == nil {
 		return fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)
 	}
-	if c.ImagePullPolicy != v1.PullNever {
-		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
-		err := w.cfg.Runtime.EnsureImage(ctx, c.Image)
-		cancel()
-		if err != nil {
-			err = fmt.Errorf("pod %s: container %s: image %s: %w", w.podName(), c.Name, c.Image, err)
-			w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
-			return err
-		}
+	if ok := w.image(c); !ok {
+		return nil // the container waits for its image; not a sync error
 	}
 	spec := podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
 	if s.Init {
@@ -509,6 +525,7 @@ func (w *worker) start(s podsync.Start) error {
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
 		return err
 	}
+	w.started = append(w.started, c.Name)
 	w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name)
 	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
 	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
@@ -549,4 +566,95 @@ func allRunning(st v1.PodStatus) bool {
 		}
 	}
 	return true
+}
+
+// holdForImages takes out of the plan the starts of containers whose image
+// is in ImagePullBackOff (or cannot be had), shows them waiting with that
+// reason, and requeues at the end of the back-off.
+func (a *podActor) holdForImages(ctx actor.Context, plan *podsync.Plan, now time.Time) {
+	if len(a.imageWaits) == 0 {
+		return
+	}
+	kept := plan.Start[:0:0]
+	for _, s := range plan.Start {
+		w, ok := a.imageWaits[s.Name]
+		if ok && s.AdoptID == "" && now.Before(w.until) {
+			plan.Waiting[s.Name] = podsync.Waiting{Reason: images.ReasonImagePullBackOff, Message: w.message}
+			if !w.evented {
+				w.evented = true
+				a.imageWaits[s.Name] = w
+				a.emitter(ctx)(messages.EventNormal, "BackOff", s.Name, "Back-off pulling image: "+w.message)
+			}
+			a.schedule(ctx, w.until)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	plan.Start = kept
+}
+
+// image makes c's image available by its imagePullPolicy, with events as
+// the kubelet's (Pulling, Pulled, Failed, BackOff). It reports false when
+// the container must wait for its image, recording why in w.images.
+func (w *worker) image(c *v1.Container) bool {
+	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	defer cancel()
+	if w.cfg.Images == nil {
+		if c.ImagePullPolicy == v1.PullNever {
+			return true // create fails clearly if it is absent
+		}
+		if err := w.cfg.Runtime.EnsureImage(ctx, c.Image); err != nil {
+			w.waitImage(c, images.ReasonErrImagePull, fmt.Sprintf("image %s: %v", c.Image, err), time.Time{})
+			return false
+		}
+		return true
+	}
+	present := false
+	if svc, ok := w.cfg.Runtime.(runtimeadapter.ImageService); ok {
+		present, _ = svc.ImagePresent(ctx, c.Image)
+	}
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = images.DefaultPolicy(c.Image)
+	}
+	pulling := policy == v1.PullAlways || (policy == v1.PullIfNotPresent && !present)
+	start := w.cfg.Clock.Now()
+	if pulling {
+		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
+	}
+	err := w.cfg.Images.Ensure(ctx, c.Image, policy)
+	if err == nil {
+		if pulling {
+			w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Successfully pulled image %q in %s", c.Image, w.cfg.Clock.Since(start).Round(time.Millisecond)))
+		} else {
+			w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Container image %q already present on machine", c.Image))
+		}
+		return true
+	}
+	reason := images.Reason(err)
+	if reason == "" {
+		reason = images.ReasonErrImagePull
+	}
+	var until time.Time
+	var bo *images.BackOffError
+	if errors.As(err, &bo) {
+		until = bo.Until
+		w.event(messages.EventNormal, "BackOff", c.Name, fmt.Sprintf("Back-off pulling image %q", c.Image))
+	} else {
+		w.event(messages.EventWarning, "Failed", c.Name, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+	}
+	w.waitImage(c, reason, err.Error(), until)
+	return false
+}
+
+func (w *worker) waitImage(c *v1.Container, reason, msg string, until time.Time) {
+	if w.images == nil {
+		w.images = map[string]imageWait{}
+	}
+	if until.IsZero() { // no back-off known (first failure, Never): try again in a while
+		until = w.cfg.Clock.Now().Add(imageRetry)
+	}
+	w.images[c.Name] = imageWait{reason: reason, message: msg, until: until}
+	w.log.Warn("container waits for its image", zap.String("container", c.Name), zap.String("image", c.Image),
+		zap.String("reason", reason), zap.String("message", msg))
 }

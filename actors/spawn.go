@@ -10,8 +10,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
 )
 
@@ -20,6 +22,11 @@ import (
 // source in its own goroutine until it stops.
 func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	cfg = cfg.withDefaults()
+	if cfg.Images == nil {
+		if svc, ok := cfg.Runtime.(runtimeadapter.ImageService); ok {
+			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now))
+		}
+	}
 	names := make([]string, 0, len(srcs)+1)
 	for _, s := range srcs {
 		names = append(names, s.Name())

@@ -166,6 +166,9 @@ func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Wai
 	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	if len(insts) == 0 {
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		if w.Reason != "" { // e.g. ErrImagePull, ImagePullBackOff
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+		}
 		return cs
 	}
 	latest := &insts[0]
