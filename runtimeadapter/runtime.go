@@ -92,6 +92,76 @@ type ContainerSpec struct {
 	// "container:<id>" to join a sandbox.
 	NetworkMode string
 	Hostname    string
+
+	// PortBindings publish container ports on the host. Only a pod's
+	// sandbox has them: app containers join its network namespace, and
+	// Docker refuses port publishing with a "container:<id>" network mode.
+	PortBindings []PortBinding
+	// Mounts are the container's bind and tmpfs mounts, in order.
+	Mounts []Mount
+	// Resources are the container's cgroup limits; the zero value sets
+	// none.
+	Resources Resources
+
+	// User runs the container's processes as "uid" or "uid:gid"; "" keeps
+	// the image's user.
+	User string
+	// ReadOnlyRootfs mounts the container's root filesystem read-only.
+	ReadOnlyRootfs bool
+	// Privileged gives the container every capability and the host's
+	// devices.
+	Privileged bool
+	// CapAdd and CapDrop add and drop Linux capabilities, named as in
+	// Kubernetes ("NET_ADMIN", "ALL"; a "CAP_" prefix is accepted too).
+	CapAdd  []string
+	CapDrop []string
+	// NoNewPrivileges sets no_new_privs: setuid binaries and file
+	// capabilities grant nothing (allowPrivilegeEscalation: false).
+	NoNewPrivileges bool
+}
+
+// PortBinding publishes ContainerPort/Protocol on HostIP:HostPort.
+type PortBinding struct {
+	HostIP        string // "" binds every host address
+	HostPort      int
+	ContainerPort int
+	Protocol      string // "tcp", "udp" or "sctp"
+}
+
+// MountType is the kind of a Mount.
+type MountType string
+
+const (
+	// MountBind bind-mounts the host path Source.
+	MountBind MountType = "bind"
+	// MountTmpfs mounts a new, empty tmpfs private to the container.
+	MountTmpfs MountType = "tmpfs"
+)
+
+// Mount is one mount into a container.
+type Mount struct {
+	Type MountType
+	// Source is the absolute host path of a bind mount; empty for tmpfs.
+	Source string
+	// Target is the absolute path inside the container.
+	Target   string
+	ReadOnly bool
+	// SizeBytes limits a tmpfs; 0 leaves the kernel's default (half of
+	// RAM). Ignored for bind mounts.
+	SizeBytes int64
+}
+
+// Resources are a container's cgroup settings. Zero fields set nothing.
+type Resources struct {
+	// MemoryBytes limits memory; swap is not allowed beyond it.
+	MemoryBytes int64
+	// CPUQuota is the CPU time in µs the container may use per CPUPeriod
+	// µs (the CFS quota); both 0 for no limit.
+	CPUPeriod int64
+	CPUQuota  int64
+	// CPUShares is the container's relative CPU weight under contention
+	// (1024 is the runtime's default for one CPU).
+	CPUShares int64
 }
 
 // ListOptions narrows List. Node must be set: adapters only ever return

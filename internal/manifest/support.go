@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,16 +53,27 @@ type fieldRule struct {
 	// privileged: false. It gets the value as decoded from JSON (bool,
 	// float64, string, []any, map[string]any). nil means isUnset.
 	harmless func(v any) bool
+	// allow, on a rejected row, reports whether the node's operator lets
+	// the field be honoured (e.g. --allow-privileged). When it does the row
+	// counts as supported; when not, the error says "not allowed on this
+	// node: <why>".
+	allow func(ValidationOptions) bool
 }
 
 const (
 	notSupported   = "not supported by actorlet"
+	notAllowed     = "not allowed on this node"
 	whyIgnored     = "ignored by actorlet"
 	whyProbes      = "probes are not run yet"
 	whyHooks       = "lifecycle hooks are not run yet"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
+	whyVolumeKind  = "only emptyDir and hostPath volumes are mounted"
+	whyEnvSource   = "only valueFrom.fieldRef is resolved"
 )
+
+func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
+func allowPrivileged(o ValidationOptions) bool { return o.AllowPrivileged }
 
 // supportTable is the table. Rows for supported fields are listed too, so
 // the table documents (and its test checks) the whole API surface.
@@ -82,10 +94,42 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.terminationGracePeriodSeconds", support: supported},
 	{scope: podScope, path: "spec.dnsPolicy", support: supported}, // the runtime's resolver, as a kubelet without cluster DNS
 	{scope: podScope, path: "spec.hostNetwork", support: supported},
-	{scope: podScope, path: "spec.hostname", support: supported},
+	{scope: podScope, path: "spec.hostname", support: supported},           // the sandbox's hostname; app containers share its UTS namespace
 	{scope: podScope, path: "spec.schedulerName", support: supported},      // no scheduler on a standalone node
 	{scope: podScope, path: "spec.enableServiceLinks", support: supported}, // no Services to link
-	{scope: podScope, path: "spec.volumes", support: rejected, why: "volumes are not mounted yet"},
+	// Volumes: emptyDir and (when the operator allows) hostPath; their
+	// fields are checked in validateVolumes.
+	{scope: podScope, path: "spec.volumes[*].name", support: supported},
+	{scope: podScope, path: "spec.volumes[*].emptyDir", support: supported},
+	{scope: podScope, path: "spec.volumes[*].hostPath", support: rejected, why: "hostPath volumes need the operator's --allow-host-path", allow: allowHostPath, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].gcePersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].awsElasticBlockStore", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].gitRepo", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].secret", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].nfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].iscsi", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].glusterfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].persistentVolumeClaim", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].rbd", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].flexVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].cinder", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].cephfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].flocker", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].fc", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].azureFile", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].configMap", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].vsphereVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].quobyte", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].azureDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].photonPersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].portworxVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].scaleIO", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].storageos", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].csi", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].ephemeral", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].image", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.ephemeralContainers", support: rejected},
 	{scope: podScope, path: "spec.activeDeadlineSeconds", support: rejected},
 	{scope: podScope, path: "spec.hostPID", support: rejected},
@@ -116,15 +160,17 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.serviceAccount", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.automountServiceAccountToken", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.imagePullSecrets", support: ignored, why: whyIgnored},
-	{scope: podScope, path: "spec.subdomain", support: ignored, why: whyIgnored},
+	{scope: podScope, path: "spec.subdomain", support: ignored, why: "ignored by actorlet: without cluster DNS the hostname is not made a FQDN"},
 	{scope: podScope, path: "spec.readinessGates", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.os", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.evictionResponders", support: ignored, why: whyIgnored},
 
 	// PodSecurityContext.
-	{scope: podScope, path: "spec.securityContext.runAsUser", support: rejected},
-	{scope: podScope, path: "spec.securityContext.runAsGroup", support: rejected},
-	{scope: podScope, path: "spec.securityContext.runAsNonRoot", support: rejected},
+	// runAsUser and runAsGroup are the containers' defaults; these three
+	// are checked in validateSecurity.
+	{scope: podScope, path: "spec.securityContext.runAsUser", support: supported},
+	{scope: podScope, path: "spec.securityContext.runAsGroup", support: supported},
+	{scope: podScope, path: "spec.securityContext.runAsNonRoot", support: supported},
 	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: rejected},
 	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
 	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
@@ -145,17 +191,34 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "workingDir", support: supported},
 	{scope: containerScope, path: "env[*].name", support: supported},
 	{scope: containerScope, path: "env[*].value", support: supported},
-	{scope: containerScope, path: "env[*].valueFrom", support: rejected},
+	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported}, // paths checked in validateEnv
+	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
 	{scope: containerScope, path: "envFrom", support: rejected},
 	{scope: containerScope, path: "ports[*].name", support: supported},
 	{scope: containerScope, path: "ports[*].containerPort", support: supported},
 	{scope: containerScope, path: "ports[*].hostPort", support: supported},
 	{scope: containerScope, path: "ports[*].protocol", support: supported},
-	{scope: containerScope, path: "ports[*].hostIP", support: rejected},
-	{scope: containerScope, path: "volumeMounts", support: rejected, why: "volumes are not mounted yet"},
+	{scope: containerScope, path: "ports[*].hostIP", support: supported},
+	// Mounts: checked in validateVolumeMounts.
+	{scope: containerScope, path: "volumeMounts[*].name", support: supported},
+	{scope: containerScope, path: "volumeMounts[*].mountPath", support: supported},
+	{scope: containerScope, path: "volumeMounts[*].readOnly", support: supported},
+	{scope: containerScope, path: "volumeMounts[*].subPath", support: supported},
+	{scope: containerScope, path: "volumeMounts[*].subPathExpr", support: rejected},
+	{scope: containerScope, path: "volumeMounts[*].mountPropagation", support: rejected, harmless: equals(string(v1.MountPropagationNone))},
+	// IfPossible may fall back to a plain read-only mount, as it does on
+	// runtimes without recursive read-only mounts.
+	{scope: containerScope, path: "volumeMounts[*].recursiveReadOnly", support: rejected, harmless: oneOf(string(v1.RecursiveReadOnlyDisabled), string(v1.RecursiveReadOnlyIfPossible))},
+	{scope: containerScope, path: "volumeMounts[*].bindMountOptions", support: rejected},
 	{scope: containerScope, path: "volumeDevices", support: rejected},
-	{scope: containerScope, path: "resources.limits", support: rejected},
-	{scope: containerScope, path: "resources.requests", support: ignored, why: whyIgnored},
+	// Resource names are checked in validateResources: cpu and memory
+	// limits and cpu requests are applied; memory and ephemeral-storage
+	// requests only inform scheduling, which a standalone node has not.
+	{scope: containerScope, path: "resources.limits", support: supported},
+	{scope: containerScope, path: "resources.requests", support: supported},
 	{scope: containerScope, path: "resources.claims", support: rejected},
 	{scope: containerScope, path: "resizePolicy", support: ignored, why: whyIgnored},
 	{scope: containerScope, path: "restartPolicy", support: rejected, why: "sidecar containers are not run yet"},
@@ -173,13 +236,14 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "tty", support: ignored, why: whyIgnored},
 
 	// Container SecurityContext.
-	{scope: containerScope, path: "securityContext.privileged", support: rejected},
-	{scope: containerScope, path: "securityContext.capabilities", support: rejected},
-	{scope: containerScope, path: "securityContext.runAsUser", support: rejected},
-	{scope: containerScope, path: "securityContext.runAsGroup", support: rejected},
-	{scope: containerScope, path: "securityContext.runAsNonRoot", support: rejected},
-	{scope: containerScope, path: "securityContext.readOnlyRootFilesystem", support: rejected},
-	{scope: containerScope, path: "securityContext.allowPrivilegeEscalation", support: rejected, harmless: isTrue},
+	// The supported ones are checked in validateSecurity.
+	{scope: containerScope, path: "securityContext.privileged", support: rejected, why: "privileged containers need the operator's --allow-privileged", allow: allowPrivileged},
+	{scope: containerScope, path: "securityContext.capabilities", support: supported},
+	{scope: containerScope, path: "securityContext.runAsUser", support: supported},
+	{scope: containerScope, path: "securityContext.runAsGroup", support: supported},
+	{scope: containerScope, path: "securityContext.runAsNonRoot", support: supported},
+	{scope: containerScope, path: "securityContext.readOnlyRootFilesystem", support: supported},
+	{scope: containerScope, path: "securityContext.allowPrivilegeEscalation", support: supported},
 	{scope: containerScope, path: "securityContext.procMount", support: rejected, harmless: equals(string(v1.DefaultProcMount))},
 	{scope: containerScope, path: "securityContext.seLinuxOptions", support: rejected},
 	{scope: containerScope, path: "securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
@@ -188,8 +252,9 @@ var supportTable = []fieldRule{
 }
 
 // checkSupport applies supportTable to pod: an error for every rejected
-// field that is set, a warning for every ignored one.
-func checkSupport(pod *v1.Pod) (warnings []string, errs field.ErrorList) {
+// field that is set (unless opts allow it), a warning for every ignored
+// one.
+func checkSupport(pod *v1.Pod, opts ValidationOptions) (warnings []string, errs field.ErrorList) {
 	raw, err := json.Marshal(pod)
 	if err != nil { // cannot happen for a decoded pod
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
@@ -199,21 +264,21 @@ func checkSupport(pod *v1.Pod) (warnings []string, errs field.ErrorList) {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 
-	warnings, errs = applyRules(podScope, root, nil)
+	warnings, errs = applyRules(podScope, root, nil, opts)
 	spec, _ := root["spec"].(map[string]any)
 	for _, list := range []string{"initContainers", "containers"} {
 		items, _ := spec[list].([]any)
 		for i, c := range items {
-			w, e := applyRules(containerScope, c, field.NewPath("spec", list).Index(i))
+			w, e := applyRules(containerScope, c, field.NewPath("spec", list).Index(i), opts)
 			warnings, errs = append(warnings, w...), append(errs, e...)
 		}
 	}
 	return warnings, errs
 }
 
-func applyRules(sc scope, obj any, base *field.Path) (warnings []string, errs field.ErrorList) {
+func applyRules(sc scope, obj any, base *field.Path, opts ValidationOptions) (warnings []string, errs field.ErrorList) {
 	for _, r := range supportTable {
-		if r.scope != sc || r.support == supported {
+		if r.scope != sc || r.support == supported || (r.allow != nil && r.allow(opts)) {
 			continue
 		}
 		visit(obj, strings.Split(r.path, "."), base, func(p *field.Path, v any) {
@@ -227,6 +292,9 @@ func applyRules(sc scope, obj any, base *field.Path) (warnings []string, errs fi
 			switch r.support {
 			case rejected:
 				detail := notSupported
+				if r.allow != nil {
+					detail = notAllowed
+				}
 				if r.why != "" {
 					detail += ": " + r.why
 				}
@@ -291,8 +359,19 @@ func isUnset(v any) bool {
 
 func isTrue(v any) bool { return v == nil || v == true }
 
+// isAbsent: only absent (or null). For a volume or env source, where an
+// empty object ("configMap: {}") still selects that kind.
+func isAbsent(v any) bool { return v == nil }
+
 func equals(want string) func(any) bool {
 	return func(v any) bool { return v == nil || v == want }
+}
+
+func oneOf(want ...string) func(any) bool {
+	return func(v any) bool {
+		s, ok := v.(string)
+		return v == nil || ok && slices.Contains(want, s)
+	}
 }
 
 // isRuntimeDefaultProfile: a seccomp or AppArmor profile of type

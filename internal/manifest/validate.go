@@ -21,8 +21,24 @@ var (
 	termMsgPolicies = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
 )
 
-// Validate checks a pod that went through SetDefaults (an undefaulted pod
-// fails: e.g. its restartPolicy is empty).
+// ValidationOptions are the node operator's choices that decide whether
+// some fields are allowed. The zero value is the strict default.
+type ValidationOptions struct {
+	// AllowPrivileged allows securityContext.privileged: true
+	// (--allow-privileged).
+	AllowPrivileged bool
+	// AllowHostPath allows hostPath volumes (--allow-host-path).
+	AllowHostPath bool
+}
+
+// Validate is ValidateWith with the strict ValidationOptions{}: no
+// privileged containers, no hostPath volumes.
+func Validate(pod *v1.Pod) (warnings []string, err error) {
+	return ValidateWith(pod, ValidationOptions{})
+}
+
+// ValidateWith checks a pod that went through SetDefaults (an undefaulted
+// pod fails: e.g. its restartPolicy is empty).
 //
 // err aggregates one field.Error per problem, each naming its field path,
 // e.g. "spec.containers[0].image: Required value"; it is nil when the pod
@@ -32,21 +48,55 @@ var (
 // across init and app containers; image is set; restartPolicy is Always,
 // OnFailure or Never; dnsPolicy, imagePullPolicy and
 // terminationMessagePolicy are known values; terminationGracePeriodSeconds
-// ≥ 0; containerPort is 1–65535, hostPort 0–65535 (and equal to
-// containerPort under hostNetwork) with no (hostPort, protocol) used twice
-// in the pod, protocol TCP, UDP or SCTP, port names valid and unique per
-// container; env var names are printable ASCII without '=' (Kubernetes'
-// relaxed rule).
+// ≥ 0; spec.hostname is a DNS-1123 label.
+//
+// Ports: containerPort is 1–65535, hostPort 0–65535 (and equal to
+// containerPort under hostNetwork) with no (hostIP, hostPort, protocol)
+// used twice in the pod, hostIP an IP address, protocol TCP, UDP or SCTP,
+// port names valid and unique per container.
+//
+// Env: names are printable ASCII without '=' (Kubernetes' relaxed rule); a
+// valueFrom excludes value; fieldRef has apiVersion v1 and a fieldPath
+// actorlet resolves: metadata.name, metadata.namespace, metadata.uid,
+// metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName,
+// spec.serviceAccountName (status.podIP and status.hostIP are Forbidden:
+// not known before the sandbox starts).
+//
+// Volumes: names are unique DNS-1123 labels, each volume has at most one
+// source (none means emptyDir, as Kubernetes defaults it); emptyDir medium
+// is "" or Memory with sizeLimit ≥ 0 (on disk it is not enforced: a
+// warning); a Memory emptyDir is a tmpfs private to one container, so it
+// may be mounted once only (a warning says its contents do not survive a
+// restart); hostPath (opts.AllowHostPath only) has an absolute path
+// without ".." and a known type. Mounts name a volume, mountPath is
+// absolute, not "/" and unique per container, subPath relative without
+// ".." (none on a Memory emptyDir).
+//
+// Resources: limits of cpu and memory (memory 0 or ≥ 6Mi, Docker's
+// minimum) and requests of cpu, memory and ephemeral-storage, all ≥ 0,
+// requests ≤ limits; an ephemeral-storage limit is not enforced (a
+// warning); other resources (hugepages, extended resources) are Forbidden.
+//
+// Security: runAsUser and runAsGroup (container's, else the pod's) are
+// valid IDs and runAsGroup needs a runAsUser; runAsNonRoot needs a
+// runAsUser other than 0 (actorlet does not read the image's user);
+// capabilities are known Linux capabilities or ALL; privileged needs
+// opts.AllowPrivileged; allowPrivilegeEscalation false excludes privileged
+// and an added SYS_ADMIN.
 //
 // Fields actorlet does not honour are looked up in its support table
 // (support.go): setting one whose neglect would change what runs or weaken
 // isolation is an error ("<path>: Forbidden: not supported by actorlet"),
-// any other gives a warning ("<path>: ignored by actorlet"). Warnings are
-// returned whether or not err is nil.
-func Validate(pod *v1.Pod) (warnings []string, err error) {
+// any other gives a warning ("<path>: ignored by actorlet"); a field the
+// operator has not allowed is an error too ("<path>: Forbidden: not
+// allowed on this node: ..."). Warnings are returned whether or not err is
+// nil.
+func ValidateWith(pod *v1.Pod, opts ValidationOptions) (warnings []string, err error) {
 	errs := validateMeta(pod)
-	errs = append(errs, validateSpec(&pod.Spec, field.NewPath("spec"))...)
-	warnings, unsupported := checkSupport(pod)
+	warnings, specErrs := validateSpec(&pod.Spec, field.NewPath("spec"))
+	errs = append(errs, specErrs...)
+	w, unsupported := checkSupport(pod, opts)
+	warnings = append(warnings, w...)
 	errs = append(errs, unsupported...)
 	return warnings, errs.ToAggregate()
 }
@@ -69,8 +119,7 @@ func validateMeta(pod *v1.Pod) field.ErrorList {
 	return errs
 }
 
-func validateSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
+func validateSpec(spec *v1.PodSpec, path *field.Path) (warnings []string, errs field.ErrorList) {
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), "a pod needs at least one container"))
 	}
@@ -94,7 +143,12 @@ func validateSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
 	if spec.Hostname != "" {
 		errs = append(errs, invalid(path.Child("hostname"), spec.Hostname, validation.IsDNS1123Label(spec.Hostname))...)
 	}
-	return errs
+	w, e := validateVolumes(spec, path)
+	warnings, errs = append(warnings, w...), append(errs, e...)
+	w, e = validateResources(spec, path)
+	warnings, errs = append(warnings, w...), append(errs, e...)
+	errs = append(errs, validateSecurity(spec, path)...)
+	return warnings, errs
 }
 
 // validateContainer checks one container. names collects container names
@@ -140,15 +194,14 @@ func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.
 			if hostNetwork && p.HostPort != p.ContainerPort {
 				errs = append(errs, field.Invalid(pp.Child("hostPort"), p.HostPort, "must match containerPort when hostNetwork is true"))
 			}
-			if !hostNetwork {
-				// Ignoring it would leave the port unpublished: reject.
-				errs = append(errs, field.Forbidden(pp.Child("hostPort"), notSupported+": host ports are published only with hostNetwork yet"))
-			}
 			key := fmt.Sprintf("%s/%d/%s", p.HostIP, p.HostPort, p.Protocol)
 			if hostPorts.Has(key) {
 				errs = append(errs, field.Duplicate(pp.Child("hostPort"), fmt.Sprintf("%d/%s", p.HostPort, p.Protocol)))
 			}
 			hostPorts.Insert(key)
+		}
+		if p.HostIP != "" {
+			errs = append(errs, validation.IsValidIPForLegacyField(pp.Child("hostIP"), p.HostIP, true, nil)...)
 		}
 		if !slices.Contains(protocols, p.Protocol) {
 			errs = append(errs, field.NotSupported(pp.Child("protocol"), p.Protocol, protocols))
@@ -156,7 +209,9 @@ func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.
 	}
 
 	for i, e := range c.Env {
-		errs = append(errs, invalid(path.Child("env").Index(i).Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))...)
+		ep := path.Child("env").Index(i)
+		errs = append(errs, invalid(ep.Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))...)
+		errs = append(errs, validateEnvSource(e, ep)...)
 	}
 	return errs
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -16,7 +15,9 @@ func TestValidate(t *testing.T) {
 		name string
 		// init starts from a pod with an init container "init" (addInit):
 		// actorlet rejects init containers, so such rows expect errInit too.
-		init   bool
+		init bool
+		// opts are the node's options; the zero value is Validate's.
+		opts   ValidationOptions
 		mutate func(*v1.Pod) // applied to a defaulted bare() pod
 		// wantErrs are the field errors expected, each matched as a prefix
 		// of one aggregated error ("<path>: <type>"); none means valid.
@@ -67,22 +68,37 @@ func TestValidate(t *testing.T) {
 		{name: "containerPort too big", mutate: setPort(v1.ContainerPort{ContainerPort: 65536, Protocol: v1.ProtocolTCP}), wantErrs: []string{"spec.containers[0].ports[0].containerPort: Invalid value: 65536"}},
 		{name: "containerPort max", mutate: setPort(v1.ContainerPort{ContainerPort: 65535, Protocol: v1.ProtocolTCP})},
 		// A hostPort out of range is reported whether or not the pod uses
-		// hostNetwork; without it, the port is also Forbidden (not published).
+		// hostNetwork.
 		{name: "hostPort negative", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: -1, Protocol: v1.ProtocolTCP}),
-			wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: -1", errHostPort}},
+			wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: -1"}},
 		{name: "hostPort too big", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 70000, Protocol: v1.ProtocolTCP}),
-			wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: 70000", errHostPort}},
+			wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: 70000"}},
 		{name: "hostPort too big under hostNetwork", mutate: func(p *v1.Pod) {
 			p.Spec.HostNetwork = true
 			setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 70000, Protocol: v1.ProtocolTCP})(p)
 		}, wantErrs: []string{"spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between", "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must match containerPort"}},
-		{name: "hostPort without hostNetwork", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP}),
-			wantErrs: []string{errHostPort}},
-		{name: "hostPort equal to containerPort without hostNetwork", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 80, Protocol: v1.ProtocolTCP}),
-			wantErrs: []string{errHostPort}},
+		// On the pod network, host ports are published on the sandbox.
+		{name: "hostPort without hostNetwork", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP})},
+		{name: "hostPort equal to containerPort without hostNetwork", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 80, Protocol: v1.ProtocolTCP})},
 		{name: "hostPort without hostNetwork in second port", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, Protocol: v1.ProtocolTCP}, {ContainerPort: 443, HostPort: 8443, Protocol: v1.ProtocolTCP}}
-		}, wantErrs: []string{"spec.containers[0].ports[1].hostPort: Forbidden: not supported by actorlet: host ports are published only with hostNetwork yet"}},
+		}},
+		{name: "hostIP IPv4", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, HostIP: "127.0.0.1", Protocol: v1.ProtocolTCP})},
+		{name: "hostIP IPv6", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, HostIP: "::1", Protocol: v1.ProtocolTCP})},
+		{name: "hostIP invalid", mutate: setPort(v1.ContainerPort{ContainerPort: 80, HostPort: 8080, HostIP: "1.2.3", Protocol: v1.ProtocolTCP}),
+			wantErrs: []string{`spec.containers[0].ports[0].hostIP: Invalid value: "1.2.3"`}},
+		{name: "hostPort same number other hostIP", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{
+				{ContainerPort: 80, HostPort: 8080, HostIP: "127.0.0.1", Protocol: v1.ProtocolTCP},
+				{ContainerPort: 81, HostPort: 8080, HostIP: "127.0.0.2", Protocol: v1.ProtocolTCP},
+			}
+		}},
+		{name: "hostPort duplicate on the pod network", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{
+				{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP},
+				{ContainerPort: 81, HostPort: 8080, Protocol: v1.ProtocolTCP},
+			}
+		}, wantErrs: []string{`spec.containers[0].ports[1].hostPort: Duplicate value: "8080/TCP"`}},
 		{name: "hostPort equal to containerPort under hostNetwork", mutate: func(p *v1.Pod) {
 			p.Spec.HostNetwork = true
 			setPort(v1.ContainerPort{ContainerPort: 8080, HostPort: 8080, Protocol: v1.ProtocolTCP})(p)
@@ -128,32 +144,23 @@ func TestValidate(t *testing.T) {
 		// The support table: rejected fields.
 		{name: "initContainers", init: true, wantErrs: []string{errInit}},
 		{name: "initContainers empty list", mutate: func(p *v1.Pod) { p.Spec.InitContainers = []v1.Container{} }},
-		{name: "volumes", mutate: func(p *v1.Pod) { p.Spec.Volumes = []v1.Volume{{Name: "data"}} }, wantErrs: []string{"spec.volumes: Forbidden: not supported by actorlet"}},
-		{name: "volumeMounts", mutate: func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/d"}} },
-			wantErrs: []string{"spec.containers[0].volumeMounts: Forbidden: not supported by actorlet"}},
 		{name: "init volumeMounts", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 			p.Spec.InitContainers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/d"}}
-		},
-			wantErrs: []string{errInit, "spec.initContainers[0].volumeMounts: Forbidden: not supported by actorlet"}},
-		{name: "privileged", mutate: setSC(&v1.SecurityContext{Privileged: ptr(true)}), wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not supported by actorlet"}},
-		{name: "runAsUser 0", mutate: setSC(&v1.SecurityContext{RunAsUser: ptr(int64(0))}), wantErrs: []string{"spec.containers[0].securityContext.runAsUser: Forbidden"}},
-		{name: "capabilities", mutate: setSC(&v1.SecurityContext{Capabilities: &v1.Capabilities{Drop: []v1.Capability{"ALL"}}}), wantErrs: []string{"spec.containers[0].securityContext.capabilities: Forbidden"}},
-		{name: "allowPrivilegeEscalation false", mutate: setSC(&v1.SecurityContext{AllowPrivilegeEscalation: ptr(false)}), wantErrs: []string{"spec.containers[0].securityContext.allowPrivilegeEscalation: Forbidden"}},
+		}, wantErrs: []string{errInit}},
+		{name: "privileged", mutate: setSC(&v1.SecurityContext{Privileged: ptr(true)}),
+			wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not allowed on this node: privileged containers need the operator's --allow-privileged"}},
+		{name: "privileged allowed", opts: ValidationOptions{AllowPrivileged: true}, mutate: setSC(&v1.SecurityContext{Privileged: ptr(true)})},
 		{name: "seccomp RuntimeDefault", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault}})},
 		{name: "seccomp Unconfined", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}}), wantErrs: []string{"spec.containers[0].securityContext.seccompProfile: Forbidden"}},
-		{name: "pod runAsUser", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.RunAsUser = ptr(int64(1000)) }, wantErrs: []string{"spec.securityContext.runAsUser: Forbidden"}},
+		{name: "pod runAsNonRoot false", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.RunAsNonRoot = ptr(false) }},
 		{name: "hostPID", mutate: func(p *v1.Pod) { p.Spec.HostPID = true }, wantErrs: []string{"spec.hostPID: Forbidden: not supported by actorlet"}},
 		{name: "hostIPC", mutate: func(p *v1.Pod) { p.Spec.HostIPC = true }, wantErrs: []string{"spec.hostIPC: Forbidden: not supported by actorlet"}},
 		{name: "hostUsers false", mutate: func(p *v1.Pod) { p.Spec.HostUsers = ptr(false) }, wantErrs: []string{"spec.hostUsers: Forbidden"}},
 		{name: "hostUsers true", mutate: func(p *v1.Pod) { p.Spec.HostUsers = ptr(true) }},
-		{name: "limits", mutate: func(p *v1.Pod) {
-			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
-			SetDefaults(p) // requests follow limits
-		}, wantErrs: []string{"spec.containers[0].resources.limits: Forbidden: not supported by actorlet"},
-			wantWarns: []string{"spec.containers[0].resources.requests: ignored by actorlet"}},
-		{name: "env valueFrom", mutate: func(p *v1.Pod) {
+		{name: "env valueFrom secretKeyRef", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", Value: "x"}, {Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
-		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom: Forbidden"}},
+		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom.secretKeyRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef is resolved"}},
 		{name: "sidecar", init: true, mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways) },
 			wantErrs: []string{errInit, "spec.initContainers[0].restartPolicy: Forbidden: not supported by actorlet: sidecar containers are not run yet"}},
 
@@ -162,6 +169,8 @@ func TestValidate(t *testing.T) {
 		{name: "tolerations", mutate: func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists}} }, wantWarns: []string{"spec.tolerations: ignored by actorlet"}},
 		{name: "affinity", mutate: func(p *v1.Pod) { p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{}} }, wantWarns: []string{"spec.affinity: ignored by actorlet"}},
 		{name: "serviceAccountName", mutate: func(p *v1.Pod) { p.Spec.ServiceAccountName = "sa" }, wantWarns: []string{"spec.serviceAccountName: ignored by actorlet"}},
+		{name: "hostname and subdomain", mutate: func(p *v1.Pod) { p.Spec.Hostname, p.Spec.Subdomain = "db-0", "db" },
+			wantWarns: []string{"spec.subdomain: ignored by actorlet: without cluster DNS the hostname is not made a FQDN"}},
 		{name: "priorityClassName", mutate: func(p *v1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }, wantWarns: []string{"spec.priorityClassName: ignored by actorlet"}},
 		{name: "probes", mutate: func(p *v1.Pod) {
 			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
@@ -193,7 +202,7 @@ func TestValidate(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(pod)
 			}
-			warnings, err := Validate(pod)
+			warnings, err := ValidateWith(pod, tt.opts)
 
 			var got []string
 			if err != nil {
@@ -216,11 +225,8 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// The errors for the two features actorlet does not run yet, in full.
-const (
-	errInit     = "spec.initContainers: Forbidden: not supported by actorlet: init containers are not run yet"
-	errHostPort = "spec.containers[0].ports[0].hostPort: Forbidden: not supported by actorlet: host ports are published only with hostNetwork yet"
-)
+// The error for init containers, which actorlet does not run yet, in full.
+const errInit = "spec.initContainers: Forbidden: not supported by actorlet: init containers are not run yet"
 
 // matchAll checks that got and want have the same length and that each
 // want is a prefix of one got, in order.

@@ -1,11 +1,42 @@
 package podsync
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// DefaultRootDir is actorlet's default --root-dir, which AppSpec assumes.
+const DefaultRootDir = "/var/lib/actorlet"
+
+// SpecOptions are the node's settings that shape container specs. They
+// must agree with the manifest.ValidationOptions the pod was validated
+// with: AppSpecWith fails, naming the field, for what they do not allow.
+type SpecOptions struct {
+	// RootDir is actorlet's state directory (--root-dir). A pod's
+	// disk-backed emptyDir volumes are the directories
+	// <RootDir>/pods/<uid>/volumes/empty-dir/<name> (see PodDirs). It must
+	// be absolute when a container mounts such a volume.
+	RootDir string
+	// AllowHostPath lets containers mount hostPath volumes
+	// (--allow-host-path).
+	AllowHostPath bool
+	// AllowPrivileged lets containers run privileged (--allow-privileged).
+	AllowPrivileged bool
+}
+
+// CFS and shares constants, as the kubelet uses them.
+const (
+	cpuPeriod    = 100_000 // µs: the CFS period the kubelet sets
+	minCPUQuota  = 1_000   // µs: the kernel's minimum quota (10m CPU)
+	minShares    = 2
+	maxShares    = 262_144
+	sharesPerCPU = 1024
 )
 
 // GracePeriod is the pod's terminationGracePeriodSeconds (30 s when unset,
@@ -25,21 +56,27 @@ func meta(node string, pod *v1.Pod, name string, typ runtimeadapter.ContainerTyp
 	}
 }
 
-// hostname is the pod's hostname, cut to the 63 characters a Linux
-// hostname (and a DNS-1123 label) allows.
+// hostname is the pod's hostname as the kubelet makes it: spec.hostname,
+// else the pod's name cut to the 63 characters a Linux hostname (and a
+// DNS-1123 label) allows, without trailing '-' or '.'. spec.subdomain is
+// not used: there is no cluster DNS to make the name a FQDN.
 func hostname(pod *v1.Pod) string {
-	h := pod.Name
 	if pod.Spec.Hostname != "" {
-		h = pod.Spec.Hostname
+		return pod.Spec.Hostname
 	}
+	h := pod.Name
 	if len(h) > 63 {
-		h = h[:63]
+		h = strings.TrimRight(h[:63], "-.")
 	}
 	return h
 }
 
 // SandboxSpec is the runtime spec of a pod's sandbox: the container that
-// holds the pod's network namespace (the pause image).
+// holds the pod's network namespace (the pause image). On the pod network
+// it has the pod's hostname and publishes every app container's ports that
+// have a hostPort (app containers share its network namespace, so this is
+// where Docker must bind them); with hostNetwork it has neither (the
+// containers use the host's ports directly).
 func SandboxSpec(node string, pod *v1.Pod, image string, attempt int) runtimeadapter.ContainerSpec {
 	m := meta(node, pod, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, SandboxHash(pod), attempt)
 	s := runtimeadapter.ContainerSpec{
@@ -49,33 +86,173 @@ func SandboxSpec(node string, pod *v1.Pod, image string, attempt int) runtimeada
 	}
 	if pod.Spec.HostNetwork {
 		s.NetworkMode = "host"
-	} else {
-		s.Hostname = hostname(pod)
+		return s
+	}
+	s.Hostname = hostname(pod)
+	s.PortBindings = PortBindings(pod)
+	return s
+}
+
+// PortBindings are the host ports a pod's sandbox publishes: one per port
+// of an app container with a hostPort, in spec order, the protocol in
+// lower case (TCP when unset). Nil with hostNetwork. Init containers' ports
+// are not published, as with the kubelet.
+func PortBindings(pod *v1.Pod) []runtimeadapter.PortBinding {
+	if pod.Spec.HostNetwork {
+		return nil
+	}
+	var out []runtimeadapter.PortBinding
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			proto := strings.ToLower(string(p.Protocol))
+			if proto == "" {
+				proto = "tcp"
+			}
+			out = append(out, runtimeadapter.PortBinding{
+				HostIP: p.HostIP, HostPort: int(p.HostPort), ContainerPort: int(p.ContainerPort), Protocol: proto,
+			})
+		}
+	}
+	return out
+}
+
+// AppSpec is AppSpecWith with SpecOptions{RootDir: DefaultRootDir}: no
+// hostPath volumes, no privileged containers. It is kept for callers that
+// have no SpecOptions yet; it panics where AppSpecWith fails, which cannot
+// happen for a pod manifest.Validate accepted.
+//
+// Deprecated: use AppSpecWith, which reports errors and honours the
+// node's options.
+func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) runtimeadapter.ContainerSpec {
+	s, err := AppSpecWith(SpecOptions{RootDir: DefaultRootDir}, node, pod, c, sandboxID, restarts)
+	if err != nil {
+		panic(fmt.Sprintf("podsync.AppSpec: %v (use AppSpecWith)", err))
 	}
 	return s
 }
 
-// AppSpec is the runtime spec of one app container of pod, joining the
-// network namespace of the sandbox sandboxID (or the host's, with
-// hostNetwork). restarts is the container's restart count, which is also its
-// attempt number in the runtime name.
-func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) runtimeadapter.ContainerSpec {
+// AppSpecWith is the runtime spec of one app container c of pod, joining
+// the network namespace of the sandbox sandboxID (or the host's, with
+// hostNetwork). restarts is the container's restart count, which is also
+// its attempt number in the runtime name. It is pure: the directories its
+// mounts need are listed by PodDirs and made by PrepareVolumes.
+//
+// It maps, as the kubelet does:
+//   - command, args (with $(VAR) references to the container's env
+//     expanded), workingDir;
+//   - env: values (expanded with the variables defined before them) and
+//     valueFrom.fieldRef of metadata.name, metadata.namespace, metadata.uid,
+//     metadata.labels['<key>'], metadata.annotations['<key>'],
+//     spec.nodeName (node) and spec.serviceAccountName;
+//   - volumeMounts of emptyDir volumes (a bind mount of the pod's
+//     directory, or with medium Memory a tmpfs of sizeLimit) and hostPath
+//     volumes (a bind mount of the path; opts.AllowHostPath only), with
+//     readOnly and subPath;
+//   - resources: limits.memory → memory limit (no swap), limits.cpu → CFS
+//     quota per 100 ms period (at least 1 ms), requests.cpu (else
+//     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
+//   - securityContext (the container's, else the pod's runAsUser and
+//     runAsGroup): user "uid[:gid]", readOnlyRootFilesystem, privileged
+//     (opts.AllowPrivileged only), capabilities add/drop,
+//     allowPrivilegeEscalation: false → no-new-privileges.
+//
+// Errors name the container and field; every one is also a
+// manifest.ValidateWith error, so a validated pod (with matching options)
+// never fails here.
+func AppSpecWith(opts SpecOptions, node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) (runtimeadapter.ContainerSpec, error) {
 	m := meta(node, pod, c.Name, runtimeadapter.TypeApp, ContainerHash(c), restarts)
 	s := runtimeadapter.ContainerSpec{
 		Name:       runtimeadapter.ContainerName(c.Name, pod.Name, pod.Namespace, string(pod.UID), restarts),
 		Image:      c.Image,
-		Entrypoint: c.Command,
-		Cmd:        c.Args,
 		WorkingDir: c.WorkingDir,
 		Labels:     m.Labels(),
-	}
-	for _, e := range c.Env {
-		s.Env = append(s.Env, e.Name+"="+e.Value)
 	}
 	if pod.Spec.HostNetwork {
 		s.NetworkMode = "host"
 	} else {
 		s.NetworkMode = "container:" + sandboxID
 	}
-	return s
+	env, vars, err := containerEnv(node, pod, c)
+	if err != nil {
+		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	s.Env = env
+	s.Entrypoint = expandAll(c.Command, vars)
+	s.Cmd = expandAll(c.Args, vars)
+	if s.Mounts, err = mounts(opts, pod, c); err != nil {
+		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	s.Resources = resources(c)
+	if err := applySecurity(opts, pod, c, &s); err != nil {
+		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	return s, nil
+}
+
+// resources maps c's resources as the kubelet does (see AppSpecWith).
+func resources(c *v1.Container) runtimeadapter.Resources {
+	var r runtimeadapter.Resources
+	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+		r.MemoryBytes = q.Value()
+	}
+	if q, ok := c.Resources.Limits[v1.ResourceCPU]; ok && !q.IsZero() {
+		r.CPUPeriod = cpuPeriod
+		r.CPUQuota = max(q.MilliValue()*cpuPeriod/1000, minCPUQuota)
+	}
+	req, ok := c.Resources.Requests[v1.ResourceCPU]
+	if !ok {
+		req, ok = c.Resources.Limits[v1.ResourceCPU]
+	}
+	if ok {
+		r.CPUShares = min(max(req.MilliValue()*sharesPerCPU/1000, minShares), maxShares)
+	}
+	return r
+}
+
+// applySecurity sets s's user and security settings from c's security
+// context, with the pod's runAsUser and runAsGroup as defaults.
+func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeadapter.ContainerSpec) error {
+	var psc v1.PodSecurityContext
+	if pod.Spec.SecurityContext != nil {
+		psc = *pod.Spec.SecurityContext
+	}
+	var sc v1.SecurityContext
+	if c.SecurityContext != nil {
+		sc = *c.SecurityContext
+	}
+	uid, gid := sc.RunAsUser, sc.RunAsGroup
+	if uid == nil {
+		uid = psc.RunAsUser
+	}
+	if gid == nil {
+		gid = psc.RunAsGroup
+	}
+	switch {
+	case uid != nil && gid != nil:
+		s.User = strconv.FormatInt(*uid, 10) + ":" + strconv.FormatInt(*gid, 10)
+	case uid != nil:
+		s.User = strconv.FormatInt(*uid, 10)
+	case gid != nil:
+		return fmt.Errorf("securityContext.runAsGroup %d needs runAsUser: Docker cannot set only the group", *gid)
+	}
+	if sc.Privileged != nil && *sc.Privileged {
+		if !opts.AllowPrivileged {
+			return fmt.Errorf("securityContext.privileged: privileged containers are not allowed on this node (--allow-privileged)")
+		}
+		s.Privileged = true
+	}
+	s.ReadOnlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+	s.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
+	if caps := sc.Capabilities; caps != nil {
+		for _, a := range caps.Add {
+			s.CapAdd = append(s.CapAdd, string(a))
+		}
+		for _, d := range caps.Drop {
+			s.CapDrop = append(s.CapDrop, string(d))
+		}
+	}
+	return nil
 }

@@ -3,12 +3,10 @@ package docker
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/strslice"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -26,39 +24,20 @@ const (
 // and logs go to json-file rotated at 10 MB × 5 files. A nil Entrypoint or
 // Cmd keeps the image's. spec.Hostname is ignored when spec.NetworkMode is
 // "container:<id>" (the joined sandbox's hostname applies, and Docker
-// refuses both). The image must be present (see EnsureImage).
+// refuses both). Port bindings, mounts, resources and security settings
+// map as containerConfig and hostConfig say. The image must be present
+// (see EnsureImage); so must the Source of every bind mount.
 //
 // Errors: a *runtimeadapter.NameConflictError (errors.Is ErrNameConflict)
 // carrying the existing container's ID when spec.Name is taken;
 // ErrNotFound naming the image when it is not present locally (or naming
 // the container a "container:<id>" network mode joins, when that is gone);
-// ErrUnavailable when the daemon cannot be reached.
+// ErrUnavailable when the daemon cannot be reached; Docker's own error
+// (e.g. a bind source that does not exist, port publishing with a
+// "container:<id>" network mode) otherwise.
 func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec) (string, error) {
-	cfg := &container.Config{
-		Image:      spec.Image,
-		Labels:     spec.Labels,
-		Env:        spec.Env,
-		WorkingDir: spec.WorkingDir,
-		Hostname:   spec.Hostname,
-	}
-	if strings.HasPrefix(spec.NetworkMode, "container:") {
-		// The joined container's hostname applies; Docker rejects another.
-		cfg.Hostname = ""
-	}
-	if spec.Entrypoint != nil {
-		cfg.Entrypoint = strslice.StrSlice(spec.Entrypoint)
-	}
-	if spec.Cmd != nil {
-		cfg.Cmd = strslice.StrSlice(spec.Cmd)
-	}
-	host := &container.HostConfig{
-		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
-		LogConfig: container.LogConfig{
-			Type:   logDriver,
-			Config: map[string]string{"max-size": logMaxSize, "max-file": logMaxFile},
-		},
-		NetworkMode: container.NetworkMode(spec.NetworkMode),
-	}
+	cfg := containerConfig(spec)
+	host := hostConfig(spec)
 	resp, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, spec.Name)
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -70,10 +71,12 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (_ runtimeadapter.Cont
 }
 
 // Create creates a container in state unknown (RawState "created") and
-// returns its ID. An empty spec.Name gets a generated name. Errors: a name
-// in use yields a wrapped *runtimeadapter.NameConflictError with the
-// existing container's ID; an image not present one wrapping
-// runtimeadapter.ErrNotFound.
+// returns its ID. An empty spec.Name gets a generated name. The fake keeps
+// a copy of spec (see Spec); it mounts, limits and publishes nothing.
+// Errors: a name in use yields a wrapped *runtimeadapter.NameConflictError
+// with the existing container's ID; an image not present one wrapping
+// runtimeadapter.ErrNotFound; port bindings with a "container:<id>"
+// network mode an error, as Docker refuses them.
 func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec) (_ string, err error) {
 	call, err := r.begin(ctx, Call{Method: MethodCreate, Arg: spec.Name})
 	defer func() { r.finish(call, err) }()
@@ -95,6 +98,11 @@ func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec)
 func (r *Runtime) createLocked(spec runtimeadapter.ContainerSpec) (string, error) {
 	if existing, ok := r.byName[spec.Name]; ok {
 		return "", fmt.Errorf("fake Create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: existing})
+	}
+	if len(spec.PortBindings) > 0 && strings.HasPrefix(spec.NetworkMode, "container:") {
+		// As Docker: ports are published on the sandbox, never on a
+		// container that joins its network namespace.
+		return "", fmt.Errorf("fake Create %s: conflicting options: port publishing and the container type network mode", spec.Name)
 	}
 	if !r.images[normalizeImage(spec.Image)] {
 		return "", fmt.Errorf("fake Create %s: image %q: %w", spec.Name, spec.Image, runtimeadapter.ErrNotFound)
@@ -267,10 +275,30 @@ func errNotFound(method, id string) error {
 	return fmt.Errorf("fake %s: container %s: %w", method, id, runtimeadapter.ErrNotFound)
 }
 
+// Spec returns a copy of the spec a container was created with, by ID,
+// name or unique ID prefix (a container planted with AddContainer has only
+// its name, image and labels). A missing container yields an error
+// wrapping runtimeadapter.ErrNotFound. Spec is not logged as a call.
+func (r *Runtime) Spec(ref string) (runtimeadapter.ContainerSpec, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.lookupLocked(ref)
+	if c == nil {
+		return runtimeadapter.ContainerSpec{}, fmt.Errorf("fake Spec: container %s: %w", ref, runtimeadapter.ErrNotFound)
+	}
+	return cloneSpec(c.spec), nil
+}
+
+// cloneSpec copies s deeply: the fake never shares a slice or map with its
+// callers.
 func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
 	s.Entrypoint = slices.Clone(s.Entrypoint)
 	s.Cmd = slices.Clone(s.Cmd)
 	s.Env = slices.Clone(s.Env)
 	s.Labels = maps.Clone(s.Labels)
+	s.PortBindings = slices.Clone(s.PortBindings)
+	s.Mounts = slices.Clone(s.Mounts)
+	s.CapAdd = slices.Clone(s.CapAdd)
+	s.CapDrop = slices.Clone(s.CapDrop)
 	return s
 }

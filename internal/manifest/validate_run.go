@@ -1,0 +1,422 @@
+package manifest
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// This file checks the values of the fields actorlet runs beyond names,
+// images and ports: env sources, volumes and mounts, resources and
+// security contexts (see ValidateWith). What is checked here agrees with
+// what internal/podsync builds: a pod ValidateWith accepts is one podsync
+// can run with the same options.
+
+// minMemoryLimit is Docker's minimum memory limit (6 MiB).
+const minMemoryLimit = 6 << 20
+
+// Env fieldRef paths actorlet resolves (podsync.FieldRefValue), besides
+// metadata.labels['<key>'] and metadata.annotations['<key>'].
+var fieldRefPaths = []string{"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName"}
+
+// Env fieldRef paths Kubernetes knows but actorlet cannot resolve.
+var fieldRefUnknown = []string{"status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs"}
+
+var (
+	hostPathTypes = []v1.HostPathType{
+		v1.HostPathUnset, v1.HostPathDirectoryOrCreate, v1.HostPathDirectory, v1.HostPathFileOrCreate,
+		v1.HostPathFile, v1.HostPathSocket, v1.HostPathCharDev, v1.HostPathBlockDev,
+	}
+	emptyDirMedia = []v1.StorageMedium{v1.StorageMediumDefault, v1.StorageMediumMemory}
+)
+
+// capabilities are the Linux capabilities (capabilities(7)), without the
+// CAP_ prefix.
+var capabilities = sets.New(
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+	"SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
+	"IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT",
+	"SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD",
+	"LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG",
+	"WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE",
+)
+
+// podContainer is one init or app container with its field path.
+type podContainer struct {
+	c    *v1.Container
+	path *field.Path
+}
+
+func podContainers(spec *v1.PodSpec, p *field.Path) []podContainer {
+	var out []podContainer
+	for i := range spec.InitContainers {
+		out = append(out, podContainer{&spec.InitContainers[i], p.Child("initContainers").Index(i)})
+	}
+	for i := range spec.Containers {
+		out = append(out, podContainer{&spec.Containers[i], p.Child("containers").Index(i)})
+	}
+	return out
+}
+
+// validateEnvSource checks an env var's valueFrom (its kinds other than
+// fieldRef are rejected by the support table).
+func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
+	vf := e.ValueFrom
+	if vf == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	vp := p.Child("valueFrom")
+	if e.Value != "" {
+		errs = append(errs, field.Invalid(vp, "", "may not be specified when `value` is not empty"))
+	}
+	n := 0
+	for _, set := range []bool{vf.FieldRef != nil, vf.ResourceFieldRef != nil, vf.ConfigMapKeyRef != nil, vf.SecretKeyRef != nil, vf.FileKeyRef != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
+	case n > 1:
+		errs = append(errs, field.Invalid(vp, "", "may not have more than one field specified at a time"))
+	}
+	if fr := vf.FieldRef; fr != nil {
+		fp := vp.Child("fieldRef")
+		if fr.APIVersion != "v1" {
+			errs = append(errs, field.NotSupported(fp.Child("apiVersion"), fr.APIVersion, []string{"v1"}))
+		}
+		errs = append(errs, validateFieldPath(fr.FieldPath, fp.Child("fieldPath"))...)
+	}
+	return errs
+}
+
+func validateFieldPath(fieldPath string, p *field.Path) field.ErrorList {
+	switch {
+	case fieldPath == "":
+		return field.ErrorList{field.Required(p, "")}
+	case slices.Contains(fieldRefPaths, fieldPath):
+		return nil
+	case slices.Contains(fieldRefUnknown, fieldPath):
+		return field.ErrorList{field.Forbidden(p, fmt.Sprintf("%s: %s is not known before the pod's sandbox starts", notSupported, fieldPath))}
+	}
+	for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
+		rest, ok := strings.CutPrefix(fieldPath, prefix)
+		if !ok {
+			continue
+		}
+		key, ok := strings.CutSuffix(rest, "']")
+		if !ok {
+			return field.ErrorList{field.Invalid(p, fieldPath, "a subscript must end with ']")}
+		}
+		return invalid(p, fieldPath, validation.IsQualifiedName(key))
+	}
+	supported := append(slices.Clone(fieldRefPaths), "metadata.labels['<key>']", "metadata.annotations['<key>']")
+	return field.ErrorList{field.NotSupported(p, fieldPath, supported)}
+}
+
+// validateVolumes checks spec.volumes (their kinds are left to the support
+// table) and every container's volumeMounts.
+func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs field.ErrorList) {
+	vols := map[string]*v1.Volume{}
+	for i := range spec.Volumes {
+		vol := &spec.Volumes[i]
+		vp := p.Child("volumes").Index(i)
+		switch {
+		case vol.Name == "":
+			errs = append(errs, field.Required(vp.Child("name"), ""))
+		case vols[vol.Name] != nil:
+			errs = append(errs, field.Duplicate(vp.Child("name"), vol.Name))
+		default:
+			errs = append(errs, invalid(vp.Child("name"), vol.Name, validation.IsDNS1123Label(vol.Name))...)
+			vols[vol.Name] = vol
+		}
+		if countSources(&vol.VolumeSource) > 1 {
+			errs = append(errs, field.Forbidden(vp, "may not specify more than 1 volume type"))
+		}
+		if ed := vol.EmptyDir; ed != nil {
+			w, e := validateEmptyDir(ed, vp.Child("emptyDir"))
+			warnings, errs = append(warnings, w...), append(errs, e...)
+		}
+		if hp := vol.HostPath; hp != nil {
+			errs = append(errs, validateHostPath(hp, vp.Child("hostPath"))...)
+		}
+	}
+
+	memMounts := map[string]int{}
+	for _, pc := range podContainers(spec, p) {
+		mountPaths := sets.New[string]()
+		for j, vm := range pc.c.VolumeMounts {
+			mp := pc.path.Child("volumeMounts").Index(j)
+			vol := vols[vm.Name]
+			switch {
+			case vm.Name == "":
+				errs = append(errs, field.Required(mp.Child("name"), ""))
+			case vol == nil:
+				errs = append(errs, field.NotFound(mp.Child("name"), vm.Name))
+			}
+			switch target := path.Clean(vm.MountPath); {
+			case vm.MountPath == "":
+				errs = append(errs, field.Required(mp.Child("mountPath"), ""))
+			case !path.IsAbs(vm.MountPath):
+				errs = append(errs, field.Invalid(mp.Child("mountPath"), vm.MountPath, "must be an absolute path"))
+			case target == "/":
+				errs = append(errs, field.Invalid(mp.Child("mountPath"), vm.MountPath, "must not be the root directory"))
+			case mountPaths.Has(target):
+				errs = append(errs, field.Invalid(mp.Child("mountPath"), vm.MountPath, "must be unique"))
+			default:
+				mountPaths.Insert(target)
+			}
+			if vm.SubPath != "" {
+				errs = append(errs, validateLocalPath(vm.SubPath, mp.Child("subPath"))...)
+			}
+			if vol != nil && isMemoryEmptyDir(vol) {
+				memMounts[vm.Name]++
+				if vm.SubPath != "" {
+					errs = append(errs, field.Forbidden(mp.Child("subPath"), notSupported+": a Memory emptyDir is a tmpfs, mounted whole"))
+				}
+			}
+		}
+	}
+	for i := range spec.Volumes {
+		if vol := &spec.Volumes[i]; isMemoryEmptyDir(vol) && memMounts[vol.Name] > 1 {
+			errs = append(errs, field.Forbidden(p.Child("volumes").Index(i).Child("emptyDir", "medium"),
+				notSupported+": a Memory emptyDir is a tmpfs private to one container, so it can be mounted only once"))
+		}
+	}
+	return warnings, errs
+}
+
+func isMemoryEmptyDir(vol *v1.Volume) bool {
+	return vol.EmptyDir != nil && vol.EmptyDir.Medium == v1.StorageMediumMemory
+}
+
+// countSources counts the volume sources set (every field of VolumeSource
+// is a pointer to one).
+func countSources(vs *v1.VolumeSource) int {
+	v := reflect.ValueOf(vs).Elem()
+	n := 0
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			n++
+		}
+	}
+	return n
+}
+
+func validateEmptyDir(ed *v1.EmptyDirVolumeSource, p *field.Path) (warnings []string, errs field.ErrorList) {
+	if !slices.Contains(emptyDirMedia, ed.Medium) {
+		errs = append(errs, field.NotSupported(p.Child("medium"), ed.Medium, emptyDirMedia))
+	}
+	if q := ed.SizeLimit; q != nil {
+		switch {
+		case q.Sign() < 0:
+			errs = append(errs, field.Invalid(p.Child("sizeLimit"), q.String(), "must be greater than or equal to 0"))
+		case ed.Medium == v1.StorageMediumDefault && !q.IsZero():
+			warnings = append(warnings, fmt.Sprintf("%s: ignored by actorlet: the size of an emptyDir on disk is not limited", p.Child("sizeLimit")))
+		}
+	}
+	if ed.Medium == v1.StorageMediumMemory {
+		warnings = append(warnings, fmt.Sprintf("%s: Memory: the tmpfs is private to its container and emptied when the container restarts", p.Child("medium")))
+	}
+	return warnings, errs
+}
+
+func validateHostPath(hp *v1.HostPathVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case hp.Path == "":
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	case !path.IsAbs(hp.Path):
+		errs = append(errs, field.Invalid(p.Child("path"), hp.Path, "must be an absolute path"))
+	case hasBackstep(hp.Path):
+		errs = append(errs, field.Invalid(p.Child("path"), hp.Path, "must not contain '..'"))
+	}
+	if hp.Type != nil && !slices.Contains(hostPathTypes, *hp.Type) {
+		errs = append(errs, field.NotSupported(p.Child("type"), *hp.Type, hostPathTypes))
+	}
+	return errs
+}
+
+// validateLocalPath accepts a relative path without ".." elements.
+func validateLocalPath(s string, p *field.Path) field.ErrorList {
+	switch {
+	case path.IsAbs(s):
+		return field.ErrorList{field.Invalid(p, s, "must be a relative path")}
+	case hasBackstep(s):
+		return field.ErrorList{field.Invalid(p, s, "must not contain '..'")}
+	}
+	return nil
+}
+
+func hasBackstep(s string) bool {
+	return slices.Contains(strings.Split(s, "/"), "..")
+}
+
+// validateResources checks every container's resource names and values.
+func validateResources(spec *v1.PodSpec, p *field.Path) (warnings []string, errs field.ErrorList) {
+	for _, pc := range podContainers(spec, p) {
+		res := pc.c.Resources
+		rp := pc.path.Child("resources")
+		for _, name := range sortedNames(res.Limits) {
+			q := res.Limits[name]
+			lp := rp.Child("limits").Key(string(name))
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(lp, q.String(), "must be greater than or equal to 0"))
+				continue
+			}
+			switch name {
+			case v1.ResourceCPU:
+			case v1.ResourceMemory:
+				if !q.IsZero() && q.Value() < minMemoryLimit {
+					errs = append(errs, field.Invalid(lp, q.String(), "must be 0 or at least 6Mi, Docker's minimum memory limit"))
+				}
+			case v1.ResourceEphemeralStorage:
+				warnings = append(warnings, fmt.Sprintf("%s: ignored by actorlet: ephemeral storage is not limited", lp))
+			default:
+				errs = append(errs, field.Forbidden(lp, notSupported+": only cpu and memory limits are applied"))
+			}
+		}
+		for _, name := range sortedNames(res.Requests) {
+			q := res.Requests[name]
+			qp := rp.Child("requests").Key(string(name))
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(qp, q.String(), "must be greater than or equal to 0"))
+				continue
+			}
+			switch name {
+			case v1.ResourceCPU, v1.ResourceMemory:
+				if lim, ok := res.Limits[name]; ok && q.Cmp(lim) > 0 {
+					errs = append(errs, field.Invalid(qp, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+				}
+			case v1.ResourceEphemeralStorage:
+			default:
+				errs = append(errs, field.Forbidden(qp, notSupported+": only cpu, memory and ephemeral-storage requests are supported"))
+			}
+		}
+	}
+	return warnings, errs
+}
+
+func sortedNames(l v1.ResourceList) []v1.ResourceName {
+	names := make([]v1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// validateSecurity checks the pod's and each container's security
+// context. An error about a pod-level field shared by several containers
+// is reported once.
+func validateSecurity(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	add := func(e *field.Error) {
+		if k := e.Error(); !seen.Has(k) {
+			seen.Insert(k)
+			errs = append(errs, e)
+		}
+	}
+	addAll := func(l field.ErrorList) {
+		for _, e := range l {
+			add(e)
+		}
+	}
+
+	psc := spec.SecurityContext
+	if psc == nil {
+		psc = &v1.PodSecurityContext{}
+	}
+	pp := p.Child("securityContext")
+	addAll(validateIDs(psc.RunAsUser, psc.RunAsGroup, pp))
+
+	for _, pc := range podContainers(spec, p) {
+		sc := pc.c.SecurityContext
+		if sc == nil {
+			sc = &v1.SecurityContext{}
+		}
+		sp := pc.path.Child("securityContext")
+		addAll(validateIDs(sc.RunAsUser, sc.RunAsGroup, sp))
+
+		uid, uidPath := sc.RunAsUser, sp.Child("runAsUser")
+		if uid == nil {
+			uid, uidPath = psc.RunAsUser, pp.Child("runAsUser")
+		}
+		gid, gidPath := sc.RunAsGroup, sp.Child("runAsGroup")
+		if gid == nil {
+			gid, gidPath = psc.RunAsGroup, pp.Child("runAsGroup")
+		}
+		nonRoot, nonRootPath := sc.RunAsNonRoot, sp.Child("runAsNonRoot")
+		if nonRoot == nil {
+			nonRoot, nonRootPath = psc.RunAsNonRoot, pp.Child("runAsNonRoot")
+		}
+		if gid != nil && uid == nil {
+			add(field.Forbidden(gidPath, notSupported+": runAsGroup needs runAsUser (Docker cannot set only the group)"))
+		}
+		if nonRoot != nil && *nonRoot {
+			switch {
+			case uid == nil:
+				add(field.Forbidden(nonRootPath, notSupported+": runAsNonRoot needs runAsUser (actorlet does not read the image's user)"))
+			case *uid == 0:
+				add(field.Invalid(uidPath, *uid, "must not be 0 when runAsNonRoot is true"))
+			}
+		}
+
+		sysAdmin := false
+		if caps := sc.Capabilities; caps != nil {
+			cp := sp.Child("capabilities")
+			for i, c := range caps.Add {
+				addAll(validateCapability(c, cp.Child("add").Index(i)))
+				if norm := normalizeCapability(c); norm == "SYS_ADMIN" || norm == "ALL" {
+					sysAdmin = true
+				}
+			}
+			for i, c := range caps.Drop {
+				addAll(validateCapability(c, cp.Child("drop").Index(i)))
+			}
+		}
+		if ape := sc.AllowPrivilegeEscalation; ape != nil && !*ape {
+			if sc.Privileged != nil && *sc.Privileged {
+				add(field.Invalid(sp.Child("allowPrivilegeEscalation"), false, "cannot be false when privileged is true"))
+			}
+			if sysAdmin {
+				add(field.Invalid(sp.Child("allowPrivilegeEscalation"), false, "cannot be false when capabilities.add has SYS_ADMIN"))
+			}
+		}
+	}
+	return errs
+}
+
+func validateIDs(uid, gid *int64, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if uid != nil {
+		errs = append(errs, invalid(p.Child("runAsUser"), *uid, validation.IsValidUserID(*uid))...)
+	}
+	if gid != nil {
+		errs = append(errs, invalid(p.Child("runAsGroup"), *gid, validation.IsValidGroupID(*gid))...)
+	}
+	return errs
+}
+
+// normalizeCapability upper-cases c and drops a CAP_ prefix, as Docker
+// does.
+func normalizeCapability(c v1.Capability) string {
+	return strings.TrimPrefix(strings.ToUpper(string(c)), "CAP_")
+}
+
+func validateCapability(c v1.Capability, p *field.Path) field.ErrorList {
+	if n := normalizeCapability(c); n == "ALL" || capabilities.Has(n) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, string(c), "must be ALL or a Linux capability, e.g. NET_ADMIN")}
+}

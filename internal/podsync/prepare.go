@@ -1,0 +1,161 @@
+package podsync
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// PrepareVolumes makes the host side of pod's volumes ready; call it
+// before creating each app (or init) container of the pod, as the kubelet
+// sets volumes up before every container start. It is podsync's only
+// function with side effects. It:
+//
+//  1. creates every directory PodDirs lists that is missing (parents too),
+//     with its Mode exactly (umask ignored); existing paths are left as
+//     they are;
+//  2. with opts.AllowHostPath, creates the file of a hostPath volume of
+//     type FileOrCreate (empty, 0644; its parent must exist, as in
+//     Kubernetes) and checks each hostPath volume's type: Directory and
+//     DirectoryOrCreate a directory, File and FileOrCreate a regular file,
+//     Socket, CharDevice, BlockDevice what they say ("" checks nothing);
+//  3. refuses a subPath that runs through a symbolic link inside its
+//     volume, so a container cannot make another container mount a host
+//     path of its choosing (the check and Docker's mount are not atomic:
+//     a container racing the check can still win; see the kubelet's
+//     CVE-2017-1002101 for the full fix, which Docker's API cannot take).
+//
+// Errors name the volume or directory. It does nothing for a pod without
+// volumes.
+func PrepareVolumes(opts SpecOptions, pod *v1.Pod) error {
+	if len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	for _, vol := range pod.Spec.Volumes {
+		if isDiskEmptyDir(&vol) && !filepath.IsAbs(opts.RootDir) {
+			return fmt.Errorf("volume %q: emptyDir needs an absolute root directory, have %q", vol.Name, opts.RootDir)
+		}
+	}
+	for _, d := range PodDirs(opts, pod) {
+		if err := makeDir(d); err != nil {
+			return err
+		}
+	}
+	if opts.AllowHostPath {
+		for _, vol := range pod.Spec.Volumes {
+			if vol.HostPath != nil {
+				if err := checkHostPath(vol.HostPath); err != nil {
+					return fmt.Errorf("volume %q: %w", vol.Name, err)
+				}
+			}
+		}
+	}
+	for _, c := range allContainers(pod) {
+		for _, vm := range c.VolumeMounts {
+			vol := findVolume(pod, vm.Name)
+			if vm.SubPath == "" || vol == nil {
+				continue
+			}
+			var base string
+			switch {
+			case isDiskEmptyDir(vol):
+				base = EmptyDirPath(opts.RootDir, pod.UID, vol.Name)
+			case vol.HostPath != nil && opts.AllowHostPath:
+				base = filepath.Clean(vol.HostPath.Path)
+			default:
+				continue
+			}
+			if err := checkNoSymlink(base, vm.SubPath); err != nil {
+				return fmt.Errorf("container %q: volume %q: subPath %q: %w", c.Name, vol.Name, vm.SubPath, err)
+			}
+		}
+	}
+	return nil
+}
+
+// makeDir creates d.Path with d.Mode unless something exists there.
+func makeDir(d PodDir) error {
+	if _, err := os.Lstat(d.Path); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("pod directory: %w", err)
+	}
+	if err := os.MkdirAll(d.Path, d.Mode); err != nil {
+		return fmt.Errorf("pod directory: %w", err)
+	}
+	if err := os.Chmod(d.Path, d.Mode); err != nil { // MkdirAll's mode is cut by the umask
+		return fmt.Errorf("pod directory: %w", err)
+	}
+	return nil
+}
+
+// checkHostPath creates a FileOrCreate file and checks the path's type.
+func checkHostPath(hp *v1.HostPathVolumeSource) error {
+	typ := v1.HostPathUnset
+	if hp.Type != nil {
+		typ = *hp.Type
+	}
+	if typ == v1.HostPathFileOrCreate {
+		f, err := os.OpenFile(hp.Path, os.O_RDONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("hostPath type FileOrCreate: %w", err)
+		}
+		f.Close()
+	}
+	if typ == v1.HostPathUnset {
+		return nil
+	}
+	fi, err := os.Stat(hp.Path)
+	if err != nil {
+		return fmt.Errorf("hostPath type %s: %w", typ, err)
+	}
+	mode := fi.Mode()
+	var ok bool
+	switch typ {
+	case v1.HostPathDirectory, v1.HostPathDirectoryOrCreate:
+		ok = mode.IsDir()
+	case v1.HostPathFile, v1.HostPathFileOrCreate:
+		ok = mode.IsRegular()
+	case v1.HostPathSocket:
+		ok = mode&fs.ModeSocket != 0
+	case v1.HostPathCharDev:
+		ok = mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice != 0
+	case v1.HostPathBlockDev:
+		ok = mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0
+	default:
+		return fmt.Errorf("hostPath type %q is not supported by actorlet", typ)
+	}
+	if !ok {
+		return fmt.Errorf("hostPath type check failed: %s is not a %s", hp.Path, typ)
+	}
+	return nil
+}
+
+// checkNoSymlink fails when base/sub, or any directory between base and
+// it, is a symbolic link. A missing element ends the check (Docker then
+// refuses the missing bind source).
+func checkNoSymlink(base, sub string) error {
+	p := base
+	for _, el := range strings.Split(filepath.Clean(sub), string(filepath.Separator)) {
+		if el == "" || el == "." {
+			continue
+		}
+		p = filepath.Join(p, el)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: refused", p)
+		}
+	}
+	return nil
+}

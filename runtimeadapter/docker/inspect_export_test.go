@@ -1,0 +1,13 @@
+package docker
+
+import (
+	"context"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// RawInspect returns Docker's own inspect response, for tests that check
+// how a spec was mapped (HostConfig, Config).
+func (r *Runtime) RawInspect(ctx context.Context, id string) (container.InspectResponse, error) {
+	return r.cli.ContainerInspect(ctx, id)
+}
