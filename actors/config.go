@@ -13,7 +13,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/internal/images"
+	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -78,6 +80,11 @@ type Config struct {
 	// when the runtime implements runtimeadapter.ImageService; without it
 	// images are only made present (Runtime.EnsureImage).
 	Images *images.Manager
+	// Spec says where pod directories (emptyDir volumes) live and what the
+	// operator allows (privileged containers, hostPath volumes); Spec.RootDir
+	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with
+	// the same permissions.
+	Spec podsync.SpecOptions
 }
 
 // withDefaults fills zero fields.
@@ -103,6 +110,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = DefaultMaxEvents
 	}
+	if c.Spec.RootDir == "" {
+		c.Spec.RootDir = podsync.DefaultRootDir
+	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
@@ -119,4 +129,9 @@ func (c Config) mailbox(kind string) []actor.PropsOption {
 		return nil
 	}
 	return []actor.PropsOption{actor.WithMailbox(actor.Unbounded(c.Metrics.MailboxMiddleware(kind)))}
+}
+
+// validation is what manifests and host-fed pods may ask for.
+func (c Config) validation() manifest.ValidationOptions {
+	return manifest.ValidationOptions{AllowPrivileged: c.Spec.AllowPrivileged, AllowHostPath: c.Spec.AllowHostPath}
 }

@@ -23,7 +23,7 @@ func (n *nodeActor) prepareHostPod(in *v1.Pod) (*v1.Pod, messages.ApplyPodResult
 	}
 	p := in.DeepCopy()
 	manifest.SetDefaults(p)
-	warnings, err := manifest.Validate(p)
+	warnings, err := manifest.ValidateWith(p, n.cfg.validation())
 	if err != nil {
 		return nil, messages.ApplyPodResult{Warnings: warnings, Err: fmt.Errorf("host pod %s/%s: %w", p.Namespace, p.Name, err)}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -248,6 +249,11 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	if plan.Terminated {
 		a.log.Info("pod terminated: all containers removed")
+		dir := podsync.PodDirPath(a.cfg.Spec.RootDir, a.uid)
+		go func() { // emptyDir volumes may be large: off the mailbox
+			defer func() { _ = recover() }()
+			_ = os.RemoveAll(dir)
+		}()
 		ctx.Send(ctx.Parent(), &messages.Terminated{UID: a.uid})
 		return
 	}
@@ -516,9 +522,17 @@ func (w *worker) start(s podsync.Start) error {
 	if ok := w.image(c); !ok {
 		return nil // the container waits for its image; not a sync error
 	}
-	spec := podsync.AppSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
-	if s.Init {
-		spec = podsync.InitSpec(w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	spec, err := podsync.AppSpecWith(w.cfg.Spec, w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	if err == nil && s.Init {
+		spec = podsync.AsInit(spec, w.sandboxID)
+	}
+	if err == nil {
+		err = podsync.PrepareVolumes(w.cfg.Spec, w.pod)
+	}
+	if err != nil {
+		err = fmt.Errorf("pod %s: %w", w.podName(), err)
+		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
+		return err
 	}
 	id, err := w.createAndStart(spec)
 	if err != nil {

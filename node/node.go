@@ -30,6 +30,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
@@ -73,6 +74,12 @@ type Options struct {
 	// node on its own registry, or give nodes distinct registries: the
 	// metric names are fixed.
 	Metrics prometheus.Registerer
+	// RootDir holds pod directories (emptyDir volumes); default
+	// /var/lib/actorlet. AllowPrivileged and AllowHostPath let pods ask for
+	// privileged containers and hostPath volumes (default: refused). Give
+	// your own sources the same permissions (dir.WithValidation).
+	RootDir                        string
+	AllowPrivileged, AllowHostPath bool
 	// InstrumentRuntime times and counts the runtime's operations in
 	// Metrics (ignored without Metrics).
 	InstrumentRuntime bool
@@ -116,6 +123,7 @@ func (o Options) config() (actors.Config, error) {
 	}
 	return actors.Config{
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
+		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath},
 		RelistPeriod: o.RelistPeriod, Backoff: b, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
 		Logger: o.Logger,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/actorlet/actorlet/internal/nodeapi"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
+	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
@@ -46,6 +48,8 @@ type runFlags struct {
 	logFormat      string
 	logLevel       string
 	api            api.Options
+	allowPriv      bool
+	allowHostPath  bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -80,6 +84,8 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.StringVar(&f.api.TLSCertFile, "tls-cert-file", "", "PEM certificate: serve the API over HTTPS (with --tls-private-key-file)")
 	fl.StringVar(&f.api.TLSKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
+	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
+	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
 	return cmd
 }
 
@@ -101,6 +107,11 @@ func run(ctx context.Context, f runFlags) error {
 	if f.backoffInitial < 0 || f.backoffMax < 0 {
 		return fmt.Errorf("--backoff-initial %s, --backoff-max %s: must not be negative", f.backoffInitial, f.backoffMax)
 	}
+	rootDir, err := filepath.Abs(f.rootDir)
+	if err != nil {
+		return fmt.Errorf("--root-dir %s: %w", f.rootDir, err)
+	}
+	f.rootDir = rootDir
 	srcs, err := buildSources(f, log)
 	if err != nil {
 		return err
@@ -142,6 +153,7 @@ func run(ctx context.Context, f runFlags) error {
 		NodeName:      f.nodeName,
 		Runtime:       instrumented,
 		Metrics:       m,
+		Spec:          podsync.SpecOptions{RootDir: rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath},
 		PodInfraImage: f.podInfraImage,
 		RelistPeriod:  f.relistPeriod,
 		Backoff: supervision.BackoffPolicy{

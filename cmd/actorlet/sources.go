@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/sources"
 	"github.com/actorlet/actorlet/sources/dir"
 	urlsource "github.com/actorlet/actorlet/sources/url"
@@ -27,10 +28,10 @@ func buildSources(f runFlags, log *zap.Logger) ([]sources.Source, error) {
 		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 			return nil, fmt.Errorf("--manifests %s: not a directory", abs)
 		}
-		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source"))))
+		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source")), dir.WithValidation(f.validation())))
 	}
 	if f.manifestURL != "" {
-		opts := []urlsource.Option{urlsource.WithPeriod(f.urlPeriod), urlsource.WithLogger(log.Named("source"))}
+		opts := []urlsource.Option{urlsource.WithPeriod(f.urlPeriod), urlsource.WithLogger(log.Named("source")), urlsource.WithValidation(f.validation())}
 		for _, h := range f.urlHeaders {
 			k, v, ok := strings.Cut(h, ":")
 			if !ok || strings.TrimSpace(k) == "" {
@@ -56,4 +57,9 @@ func sourceNames(srcs []sources.Source) []string {
 		out[i] = s.Name()
 	}
 	return out
+}
+
+// validation is what the operator allows in manifests.
+func (f runFlags) validation() manifest.ValidationOptions {
+	return manifest.ValidationOptions{AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath}
 }

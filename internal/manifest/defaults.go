@@ -47,7 +47,8 @@ const (
 // failureThreshold 3, httpGet path "/" and scheme HTTP, grpc service "";
 // lifecycle postStart/preStop httpGet path "/" and scheme HTTP.
 //
-// Volume defaults are not applied: actorlet rejects volumes (see Validate).
+// Volume sources are not defaulted here: a volume without a source is run
+// as an emptyDir, as Kubernetes defaults it (see podsync).
 func SetDefaults(pod *v1.Pod) {
 	if pod.Namespace == "" {
 		pod.Namespace = DefaultNamespace

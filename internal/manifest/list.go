@@ -242,7 +242,12 @@ func isNull(data []byte) bool {
 // is prefixed with p, e.g. "items[2].spec.containers[0].image: Required
 // value". With p nil it is Validate.
 func ValidateAt(pod *v1.Pod, p *field.Path) (warnings []string, err error) {
-	warnings, err = Validate(pod)
+	return ValidateAtWith(pod, p, ValidationOptions{})
+}
+
+// ValidateAtWith is ValidateAt validating with opts.
+func ValidateAtWith(pod *v1.Pod, p *field.Path, opts ValidationOptions) (warnings []string, err error) {
+	warnings, err = ValidateWith(pod, opts)
 	if p == nil {
 		return warnings, err
 	}

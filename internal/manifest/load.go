@@ -36,6 +36,12 @@ const (
 //
 // and the pod is then nil.
 func LoadFile(nodeName, path string, data []byte) (*v1.Pod, []string, error) {
+	return LoadFileWith(ValidationOptions{}, nodeName, path, data)
+}
+
+// LoadFileWith is LoadFile validating with opts (what the operator
+// allows: privileged containers, hostPath volumes).
+func LoadFileWith(opts ValidationOptions, nodeName, path string, data []byte) (*v1.Pod, []string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, nil, &FileError{Path: path, Err: fmt.Errorf("absolute path: %w", err)}
@@ -45,7 +51,7 @@ func LoadFile(nodeName, path string, data []byte) (*v1.Pod, []string, error) {
 		return nil, nil, err
 	}
 	SetDefaults(pod)
-	warnings, err := Validate(pod)
+	warnings, err := ValidateWith(pod, opts)
 	if err != nil {
 		return nil, warnings, &FileError{Path: abs, Err: err}
 	}

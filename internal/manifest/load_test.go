@@ -90,8 +90,6 @@ func TestLoadFileErrors(t *testing.T) {
 			"manifest /m/web.yaml: spec.containers[0].image: Required value"},
 		{"unsupported", strings.Replace(validYAML, "spec:\n", "spec:\n  hostPID: true\n", 1),
 			"manifest /m/web.yaml: spec.hostPID: Forbidden: not supported by actorlet"},
-		{"initContainers", strings.Replace(validYAML, "spec:\n", "spec:\n  initContainers:\n  - name: init\n    image: busybox:1.36\n", 1),
-			"manifest /m/web.yaml: spec.initContainers: Forbidden: not supported by actorlet: init containers are not run yet"},
 		{"hostPort mismatch under hostNetwork", strings.Replace(strings.Replace(validYAML, "- containerPort: 80\n", "- containerPort: 80\n      hostPort: 8080\n", 1), "spec:\n", "spec:\n  hostNetwork: true\n", 1),
 			"manifest /m/web.yaml: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match containerPort when hostNetwork is true"},
 		{"decode", "kind: Pod\napiVersion: v1\nspec: {bogus: 1}\n",

@@ -88,7 +88,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "status", support: ignored, why: "ignored by actorlet: status is observed, not read from manifests"},
 
 	// PodSpec.
-	{scope: podScope, path: "spec.initContainers", support: rejected, why: "init containers are not run yet"},
+	{scope: podScope, path: "spec.initContainers", support: supported},
 	{scope: podScope, path: "spec.containers", support: supported},
 	{scope: podScope, path: "spec.restartPolicy", support: supported},
 	{scope: podScope, path: "spec.terminationGracePeriodSeconds", support: supported},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The golden values pin the hash: if this test fails, an upgrade of
@@ -47,5 +48,35 @@ func TestSandboxHash(t *testing.T) {
 	p.Spec.HostNetwork = true
 	if SandboxHash(p) == h1 {
 		t.Fatal("hostNetwork change did not change the sandbox hash")
+	}
+}
+
+func TestHashCoversWhatRuns(t *testing.T) {
+	base := v1.Container{Name: "app", Image: "i:1"}
+	f := false
+	harmless := base
+	harmless.SecurityContext = &v1.SecurityContext{Privileged: &f}
+	if ContainerHash(&base) != ContainerHash(&harmless) {
+		t.Error("an explicit privileged: false changed the hash")
+	}
+	for name, change := range map[string]func(c *v1.Container){
+		"volume mount": func(c *v1.Container) { c.VolumeMounts = []v1.VolumeMount{{Name: "v", MountPath: "/v"}} },
+		"memory limit": func(c *v1.Container) {
+			c.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
+		},
+		"runAsUser": func(c *v1.Container) { u := int64(1000); c.SecurityContext = &v1.SecurityContext{RunAsUser: &u} },
+	} {
+		c := base
+		change(&c)
+		if ContainerHash(&c) == ContainerHash(&base) {
+			t.Errorf("a %s change did not change the hash", name)
+		}
+	}
+	p := &v1.Pod{}
+	p.Spec.Containers = []v1.Container{{Name: "app", Image: "i:1", Ports: []v1.ContainerPort{{ContainerPort: 80}}}}
+	h := SandboxHash(p)
+	p.Spec.Containers[0].Ports[0].HostPort = 8080
+	if SandboxHash(p) == h {
+		t.Error("a new host port did not change the sandbox hash")
 	}
 }

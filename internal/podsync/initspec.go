@@ -1,17 +1,19 @@
 package podsync
 
 import (
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
-// InitSpec is the runtime spec of one init container: an app spec typed
-// "init" and labelled with the sandbox it runs in (LabelSandboxID), so a
-// new sandbox runs every init container again. restarts is its attempt.
-func InitSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) runtimeadapter.ContainerSpec {
-	s := AppSpec(node, pod, c, sandboxID, restarts)
-	s.Labels[runtimeadapter.LabelContainerType] = string(runtimeadapter.TypeInit)
-	s.Labels[LabelSandboxID] = sandboxID
+// AsInit turns an app container's runtime spec into an init container's:
+// typed "init" and labelled with the sandbox it runs in (LabelSandboxID),
+// so a new sandbox runs every init container again.
+func AsInit(s runtimeadapter.ContainerSpec, sandboxID string) runtimeadapter.ContainerSpec {
+	labels := make(map[string]string, len(s.Labels)+1)
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	labels[runtimeadapter.LabelContainerType] = string(runtimeadapter.TypeInit)
+	labels[LabelSandboxID] = sandboxID
+	s.Labels = labels
 	return s
 }

@@ -38,7 +38,7 @@ func inst(pod *v1.Pod, name string, restarts int, state runtimeadapter.State, ex
 		}
 		for i := range pod.Spec.InitContainers {
 			if pod.Spec.InitContainers[i].Name == name {
-				spec = InitSpec(node, pod, &pod.Spec.InitContainers[i], sb, restarts)
+				spec = AsInit(AppSpec(node, pod, &pod.Spec.InitContainers[i], sb, restarts), sb)
 			}
 		}
 	} else {

@@ -28,6 +28,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/sources"
 )
 
@@ -39,6 +40,7 @@ type Source struct {
 	rescan   time.Duration
 	debounce time.Duration
 	log      *zap.Logger
+	validate manifest.ValidationOptions
 }
 
 var _ sources.Source = (*Source)(nil)
@@ -76,6 +78,7 @@ func (s *Source) Name() string { return "file:" + s.dir }
 // on rescans.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
+	sc.validate = s.validate
 	w := newWatch(s.dir, s.log)
 	defer w.close()
 

@@ -3,6 +3,8 @@ package dir
 import (
 	"time"
 
+	"github.com/actorlet/actorlet/internal/manifest"
+
 	"go.uber.org/zap"
 )
 
@@ -50,4 +52,10 @@ func WithLogger(l *zap.Logger) Option {
 			s.log = l
 		}
 	}
+}
+
+// WithValidation sets what the operator allows in manifests (privileged
+// containers, hostPath volumes); default: neither.
+func WithValidation(v manifest.ValidationOptions) Option {
+	return func(s *Source) { s.validate = v }
 }

@@ -42,6 +42,7 @@ type fileState struct {
 type scanner struct {
 	dir, source, node string
 	log               *zap.Logger
+	validate          manifest.ValidationOptions
 
 	files     map[string]*fileState // by file name
 	conflicts map[string]string     // losing file name → conflict message last logged
@@ -136,7 +137,7 @@ func (s *scanner) read(name string) bool {
 		// Unchanged: keep the pod or the problem, log nothing.
 	default:
 		st.data = data
-		pod, warnings, err := manifest.LoadFile(s.node, path, data)
+		pod, warnings, err := manifest.LoadFileWith(s.validate, s.node, path, data)
 		if err != nil {
 			s.setProblem(name, st, err)
 			break

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/internal/manifest"
 )
 
 // Defaults for New's options.
@@ -96,4 +98,10 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// WithValidation sets what the operator allows in manifests (privileged
+// containers, hostPath volumes); default: neither.
+func WithValidation(v manifest.ValidationOptions) Option {
+	return func(s *Source) { s.validate = v }
 }

@@ -42,6 +42,7 @@ type goodPod struct {
 type poller struct {
 	source, url, node string // url: without secrets
 	log               *zap.Logger
+	validate          manifest.ValidationOptions
 
 	decoded bool   // body is the latest response that decoded
 	body    []byte // its content, to skip an unchanged response
@@ -205,7 +206,7 @@ func (p *poller) load(it manifest.ListItem) (*v1.Pod, []string, error) {
 	}
 	pod := it.Pod // decoded for this response: ours to change
 	manifest.SetDefaults(pod)
-	warnings, err := manifest.ValidateAt(pod, it.Field)
+	warnings, err := manifest.ValidateAtWith(pod, it.Field, p.validate)
 	if err != nil {
 		return nil, warnings, &manifest.FileError{Path: p.url, Err: err}
 	}

@@ -45,6 +45,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/sources"
 )
@@ -66,6 +67,7 @@ type Source struct {
 	client   *http.Client
 	log      *zap.Logger
 	errs     []error // from options
+	validate manifest.ValidationOptions
 
 	mu    sync.Mutex
 	stats Stats
@@ -159,6 +161,7 @@ func (s *Source) Stats() Stats {
 // as New checked the configuration.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 	p := newPoller(s.Name(), s.shown, s.nodeName, s.log)
+	p.validate = s.validate
 	tick := time.NewTicker(s.period)
 	defer tick.Stop()
 	for {
