@@ -135,3 +135,20 @@ func (c Config) mailbox(kind string) []actor.PropsOption {
 func (c Config) validation() manifest.ValidationOptions {
 	return manifest.ValidationOptions{AllowPrivileged: c.Spec.AllowPrivileged, AllowHostPath: c.Spec.AllowHostPath}
 }
+
+// capability finds an optional interface (Execer, ImageService, ...) on a
+// runtime, looking through wrappers that Unwrap (the metrics decorator).
+func capability[T any](rt runtimeadapter.Runtime) (T, bool) {
+	for rt != nil {
+		if v, ok := rt.(T); ok {
+			return v, true
+		}
+		u, ok := rt.(interface{ Unwrap() runtimeadapter.Runtime })
+		if !ok {
+			break
+		}
+		rt = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/internal/probe"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/supervision"
@@ -61,8 +62,17 @@ type podActor struct {
 	started    bool // pod start duration observed
 	lastStatus *v1.PodStatus
 
-	syncStart     time.Time
-	imageWaits    map[string]imageWait
+	syncStart  time.Time
+	imageWaits map[string]imageWait
+
+	// Probes: one child per container and probe kind, and what they said,
+	// by container instance ID.
+	probes        map[string]*actor.PID // "<container>/<kind>"
+	probedSpec    *v1.Pod               // the spec the probe children were made for
+	dirtyProbes   bool                  // containers observed since the children were told
+	unhealthy     map[string]time.Duration
+	ready         map[string]bool
+	startupPassed map[string]bool
 	lastGC        time.Time         // last sync that removed unneeded exited instances
 	backoffEvents map[string]string // container → message of the last BackOff event
 }
@@ -95,6 +105,10 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 			crashLoops:    map[string]*supervision.CrashLoop{},
 			backoffEvents: map[string]string{},
 			imageWaits:    map[string]imageWait{},
+			probes:        map[string]*actor.PID{},
+			unhealthy:     map[string]time.Duration{},
+			ready:         map[string]bool{},
+			startupPassed: map[string]bool{},
 		}
 	}, cfg.mailbox(metrics.KindPod)...)
 }
@@ -120,10 +134,14 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.startTime = a.cfg.Clock.Now()
 		}
 		a.pod, a.known, a.removed = m.Pod, true, false
+		a.spawnProbes(ctx)
 		a.sync(ctx)
 	case *messages.PodRemoved:
 		a.known, a.removed = true, true
+		a.stopProbes(ctx)
 		a.sync(ctx)
+	case *probeChanged:
+		a.probeChanged(ctx, m)
 	case *messages.PodTransitions:
 		for _, e := range m.Events {
 			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
@@ -204,6 +222,7 @@ func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time) {
 		return
 	}
 	a.containers, a.observedAt = cs, at
+	a.dirtyProbes = true
 }
 
 // RestartAt implements podsync.Backoff with one CrashLoop record per
@@ -240,12 +259,14 @@ func (a *podActor) sync(ctx actor.Context) {
 	if gc {
 		a.lastGC = now
 	}
+	a.updateProbes(ctx)
 	plan := podsync.Compute(podsync.Input{
 		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a, GC: gc,
+		Unhealthy: a.unhealthy,
 	})
 	a.holdForImages(ctx, &plan, now)
 	if pod != nil {
-		a.report(ctx, podsync.Status(pod, a.containers, plan))
+		a.report(ctx, podsync.StatusWith(pod, a.containers, plan, podsync.Probes{Ready: a.ready, Started: a.startupPassed}))
 	}
 	if plan.Terminated {
 		a.log.Info("pod terminated: all containers removed")
@@ -624,7 +645,7 @@ func (w *worker) image(c *v1.Container) bool {
 		return true
 	}
 	present := false
-	if svc, ok := w.cfg.Runtime.(runtimeadapter.ImageService); ok {
+	if svc, ok := capability[runtimeadapter.ImageService](w.cfg.Runtime); ok {
 		present, _ = svc.ImagePresent(ctx, c.Image)
 	}
 	policy := c.ImagePullPolicy
@@ -671,4 +692,135 @@ func (w *worker) waitImage(c *v1.Container, reason, msg string, until time.Time)
 	w.images[c.Name] = imageWait{reason: reason, message: msg, until: until}
 	w.log.Warn("container waits for its image", zap.String("container", c.Name), zap.String("image", c.Image),
 		zap.String("reason", reason), zap.String("message", msg))
+}
+
+// spawnProbes makes one probe child per container and probe kind of the
+// spec, replacing the children of an older spec.
+func (a *podActor) spawnProbes(ctx actor.Context) {
+	if a.pod == nil || a.pod == a.probedSpec {
+		return
+	}
+	if a.probedSpec != nil && equality.Semantic.DeepEqual(probeSpecs(a.probedSpec), probeSpecs(a.pod)) {
+		a.probedSpec = a.pod
+		return
+	}
+	a.stopProbes(ctx)
+	a.probedSpec = a.pod
+	for i := range a.pod.Spec.Containers {
+		c := &a.pod.Spec.Containers[i]
+		for kind, p := range map[probe.Kind]*v1.Probe{probe.Liveness: c.LivenessProbe, probe.Readiness: c.ReadinessProbe, probe.Startup: c.StartupProbe} {
+			if p == nil {
+				continue
+			}
+			props := newProbeProps(a.cfg, kind, p, c, c.StartupProbe != nil, a.log)
+			a.probes[c.Name+"/"+string(kind)] = ctx.Spawn(props)
+		}
+	}
+	a.dirtyProbes = true
+}
+
+func probeSpecs(p *v1.Pod) []any {
+	var out []any
+	for _, c := range p.Spec.Containers {
+		out = append(out, c.Name, c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Ports)
+	}
+	return out
+}
+
+func (a *podActor) stopProbes(ctx actor.Context) {
+	for k, pid := range a.probes {
+		ctx.Stop(pid)
+		delete(a.probes, k)
+	}
+	a.probedSpec = nil
+}
+
+// updateProbes tells each probe child the current instance of its
+// container (after new observations), and forgets probe states of
+// instances that are gone.
+func (a *podActor) updateProbes(ctx actor.Context) {
+	if !a.dirtyProbes {
+		return
+	}
+	a.dirtyProbes = false
+	latest := map[string]runtimeadapter.Container{}
+	present := map[string]bool{}
+	host := ""
+	var sbCreated time.Time
+	for _, c := range a.containers {
+		present[c.ID] = true
+		name := c.Labels[runtimeadapter.LabelContainerName]
+		switch runtimeadapter.ContainerType(c.Labels[runtimeadapter.LabelContainerType]) {
+		case runtimeadapter.TypeSandbox:
+			if c.State == runtimeadapter.StateRunning && !c.CreatedAt.Before(sbCreated) {
+				host, sbCreated = c.IP, c.CreatedAt
+			}
+		case runtimeadapter.TypeApp:
+			if old, ok := latest[name]; !ok || c.CreatedAt.After(old.CreatedAt) {
+				latest[name] = c
+			}
+		}
+	}
+	if a.pod != nil && a.pod.Spec.HostNetwork {
+		host = "127.0.0.1"
+	}
+	for _, m := range []map[string]bool{a.ready, a.startupPassed} {
+		for id := range m {
+			if !present[id] {
+				delete(m, id)
+			}
+		}
+	}
+	for id := range a.unhealthy {
+		if !present[id] {
+			delete(a.unhealthy, id)
+		}
+	}
+	for key, pid := range a.probes {
+		name := key[:strings.LastIndex(key, "/")]
+		c := latest[name]
+		ctx.Send(pid, &probeTarget{ContainerID: c.ID, Running: c.State == runtimeadapter.StateRunning,
+			StartedAt: c.StartedAt, Host: host, StartupPassed: a.startupPassed[c.ID]})
+	}
+}
+
+// probeChanged takes a probe's new state: a failed liveness or startup
+// probe kills the container (restarted per restartPolicy), readiness sets
+// ready, a passed startup probe lets liveness and readiness begin.
+func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
+	ch := m.Change
+	if ch.ContainerID == "" {
+		return
+	}
+	emit := a.emitter(ctx)
+	switch {
+	case ch.Kind == probe.Readiness:
+		a.ready[ch.ContainerID] = ch.State == probe.Success
+		if ch.State == probe.Failure && m.Output != "" {
+			emit(messages.EventWarning, "Unhealthy", m.Container, "Readiness probe failed: "+m.Output)
+		}
+	case ch.Kind == probe.Startup && ch.State == probe.Success:
+		a.startupPassed[ch.ContainerID] = true
+		a.dirtyProbes = true // liveness and readiness may begin
+	case ch.Kill():
+		var p *v1.Probe
+		for _, c := range a.pod.Spec.Containers {
+			if c.Name == m.Container {
+				p = c.LivenessProbe
+				if ch.Kind == probe.Startup {
+					p = c.StartupProbe
+				}
+			}
+		}
+		a.unhealthy[ch.ContainerID] = probe.KillGrace(p, podsync.GracePeriod(a.pod))
+		msg := fmt.Sprintf("%s probe failed", strings.ToUpper(string(ch.Kind[:1]))+string(ch.Kind[1:]))
+		if m.Output != "" {
+			msg += ": " + m.Output
+		}
+		emit(messages.EventWarning, "Unhealthy", m.Container, msg)
+		a.log.Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(ch.Kind)))
+	default:
+		return
+	}
+	a.sync(ctx)
 }

@@ -23,7 +23,7 @@ import (
 func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	cfg = cfg.withDefaults()
 	if cfg.Images == nil {
-		if svc, ok := cfg.Runtime.(runtimeadapter.ImageService); ok {
+		if svc, ok := capability[runtimeadapter.ImageService](cfg.Runtime); ok {
 			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now))
 		}
 	}

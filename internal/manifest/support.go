@@ -64,7 +64,7 @@ const (
 	notSupported   = "not supported by actorlet"
 	notAllowed     = "not allowed on this node"
 	whyIgnored     = "ignored by actorlet"
-	whyProbes      = "probes are not run yet"
+	whyGRPC        = "gRPC probes are not run; use exec, httpGet or tcpSocket"
 	whyHooks       = "lifecycle hooks are not run yet"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
@@ -223,9 +223,12 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "resizePolicy", support: ignored, why: whyIgnored},
 	{scope: containerScope, path: "restartPolicy", support: rejected, why: "sidecar containers are not run yet"},
 	{scope: containerScope, path: "restartPolicyRules", support: rejected},
-	{scope: containerScope, path: "livenessProbe", support: ignored, why: whyProbes},
-	{scope: containerScope, path: "readinessProbe", support: ignored, why: whyProbes},
-	{scope: containerScope, path: "startupProbe", support: ignored, why: whyProbes},
+	{scope: containerScope, path: "livenessProbe", support: supported},
+	{scope: containerScope, path: "readinessProbe", support: supported},
+	{scope: containerScope, path: "startupProbe", support: supported},
+	{scope: containerScope, path: "livenessProbe.grpc", support: rejected, why: whyGRPC},
+	{scope: containerScope, path: "readinessProbe.grpc", support: rejected, why: whyGRPC},
+	{scope: containerScope, path: "startupProbe.grpc", support: rejected, why: whyGRPC},
 	{scope: containerScope, path: "lifecycle.postStart", support: ignored, why: whyHooks},
 	{scope: containerScope, path: "lifecycle.preStop", support: ignored, why: whyHooks},
 	{scope: containerScope, path: "lifecycle.stopSignal", support: ignored, why: "ignored by actorlet: the image's stop signal is used"},

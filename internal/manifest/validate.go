@@ -127,6 +127,12 @@ func validateSpec(spec *v1.PodSpec, path *field.Path) (warnings []string, errs f
 	hostPorts := sets.New[string]()
 	for i := range spec.InitContainers {
 		errs = append(errs, validateContainer(&spec.InitContainers[i], spec.HostNetwork, names, hostPorts, path.Child("initContainers").Index(i))...)
+		ic := &spec.InitContainers[i]
+		for name, p := range map[string]*v1.Probe{"livenessProbe": ic.LivenessProbe, "readinessProbe": ic.ReadinessProbe, "startupProbe": ic.StartupProbe} {
+			if p != nil {
+				errs = append(errs, field.Forbidden(path.Child("initContainers").Index(i).Child(name), "may not be set for init containers"))
+			}
+		}
 	}
 	for i := range spec.Containers {
 		errs = append(errs, validateContainer(&spec.Containers[i], spec.HostNetwork, names, hostPorts, path.Child("containers").Index(i))...)

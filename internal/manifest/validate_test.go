@@ -171,16 +171,18 @@ func TestValidate(t *testing.T) {
 		{name: "hostname and subdomain", mutate: func(p *v1.Pod) { p.Spec.Hostname, p.Spec.Subdomain = "db-0", "db" },
 			wantWarns: []string{"spec.subdomain: ignored by actorlet: without cluster DNS the hostname is not made a FQDN"}},
 		{name: "priorityClassName", mutate: func(p *v1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }, wantWarns: []string{"spec.priorityClassName: ignored by actorlet"}},
-		{name: "probes", mutate: func(p *v1.Pod) {
+		{name: "probes are run", mutate: func(p *v1.Pod) {
 			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
 			p.Spec.Containers[0].LivenessProbe = probe
 			p.Spec.Containers[0].ReadinessProbe = probe
 			p.Spec.Containers[0].StartupProbe = probe
-		}, wantWarns: []string{
-			"spec.containers[0].livenessProbe: probes are not run yet",
-			"spec.containers[0].readinessProbe: probes are not run yet",
-			"spec.containers[0].startupProbe: probes are not run yet",
 		}},
+		{name: "grpc probe rejected", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
+		}, wantErrs: []string{"spec.containers[0].livenessProbe.grpc: Forbidden"}},
+		{name: "probe on an init container", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+		}, wantErrs: []string{"spec.initContainers[0].readinessProbe: Forbidden"}},
 		{name: "lifecycle hooks", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
 		}, wantWarns: []string{"spec.containers[0].lifecycle.preStop: lifecycle hooks are not run yet"}},

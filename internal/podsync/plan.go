@@ -39,6 +39,11 @@ type Input struct {
 	Containers []runtimeadapter.Container
 	Now        time.Time
 	Backoff    Backoff // nil means NoBackoff
+	// Unhealthy lists running container instances (by ID) whose liveness
+	// or startup probe failed, with the grace to kill them with (the
+	// probe's terminationGracePeriodSeconds, else the pod's). They are
+	// killed and then restarted per restartPolicy with CrashLoopBackOff.
+	Unhealthy map[string]time.Duration
 	// GC: also remove exited instances nobody needs (all but the newest
 	// per container). The pod actor sets it once a minute, as the
 	// kubelet's container GC; removal of a removed pod never waits for it.
@@ -113,6 +118,7 @@ const (
 	ReasonAdopt          = "AdoptCreated"
 	ReasonCrashLoop      = "CrashLoopBackOff"
 	ReasonInit           = "Init"
+	ReasonUnhealthy      = "Unhealthy"
 )
 
 // LabelSandboxID, on init containers, names the sandbox they ran in.
@@ -382,6 +388,8 @@ func Compute(in Input) Plan {
 			if changed {
 				p.Kill = append(p.Kill, Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
+			} else if g, bad := in.Unhealthy[latest.ID]; bad {
+				p.Kill = append(p.Kill, Kill{Container: latest, Grace: g, Reason: ReasonUnhealthy})
 			}
 		case latest.State == runtimeadapter.StateUnknown:
 			if latest.RawState == "created" && !changed {

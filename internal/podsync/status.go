@@ -18,6 +18,23 @@ const ContainerIDScheme = "docker://"
 // restartPolicy decides between Running (Always, or OnFailure with a
 // failure), Succeeded (all exited 0) and Failed (Never with a failure).
 func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.PodStatus {
+	return StatusWith(pod, containers, plan, Probes{})
+}
+
+// Probes are the probe states a pod actor knows, by container instance ID.
+type Probes struct {
+	// Ready: the readiness probe's state (containers without one are
+	// ready while they run).
+	Ready map[string]bool
+	// Started: the startup probe passed (containers without one are
+	// started while they run).
+	Started map[string]bool
+}
+
+// StatusWith is Status with the containers' probe states: readiness sets
+// a container's ready (and so ContainersReady and Ready), the startup probe
+// its started.
+func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, probes Probes) v1.PodStatus {
 	g := group(containers)
 	st := v1.PodStatus{}
 	var sb *runtimeadapter.Container
@@ -65,6 +82,19 @@ func Status(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan) v1.Po
 	allReady := true
 	for _, c := range pod.Spec.Containers {
 		cs := containerStatus(&c, g.apps[c.Name], plan.Waiting[c.Name], starting[c.Name])
+		if cs.State.Running != nil {
+			id := g.apps[c.Name][0].ID
+			if c.StartupProbe != nil {
+				started := probes.Started[id]
+				cs.Started = &started
+			}
+			if c.ReadinessProbe != nil || (c.StartupProbe != nil && !*cs.Started) {
+				cs.Ready = probes.Ready[id] && (c.StartupProbe == nil || *cs.Started)
+				if c.ReadinessProbe == nil {
+					cs.Ready = *cs.Started
+				}
+			}
+		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 		if !cs.Ready {
 			allReady = false

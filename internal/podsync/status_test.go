@@ -105,3 +105,43 @@ func TestStatusInitContainers(t *testing.T) {
 		})
 	}
 }
+
+func TestProbesInPlanAndStatus(t *testing.T) {
+	R := runtimeadapter.StateRunning
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{}
+	cs := []runtimeadapter.Container{inst(pod, "POD", 0, R, 0), inst(pod, "app", 0, R, 0)}
+
+	plan := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0, Unhealthy: map[string]time.Duration{"app-0": 7 * time.Second}})
+	if len(plan.Kill) != 1 || plan.Kill[0].Reason != ReasonUnhealthy || plan.Kill[0].Grace != 7*time.Second {
+		t.Fatalf("unhealthy container: kills %+v, want one Unhealthy kill with 7s grace", plan.Kill)
+	}
+
+	plan = Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0})
+	ready := func(st v1.PodStatus) (bool, bool) {
+		podReady := false
+		for _, c := range st.Conditions {
+			if c.Type == v1.PodReady {
+				podReady = c.Status == v1.ConditionTrue
+			}
+		}
+		return st.ContainerStatuses[0].Ready, podReady
+	}
+	if c, p := ready(StatusWith(pod, cs, plan, Probes{})); c || p {
+		t.Errorf("readiness not passed yet: container ready %v, pod ready %v; want false, false", c, p)
+	}
+	if c, p := ready(StatusWith(pod, cs, plan, Probes{Ready: map[string]bool{"app-0": true}})); !c || !p {
+		t.Errorf("readiness passed: container ready %v, pod ready %v; want true, true", c, p)
+	}
+
+	pod.Spec.Containers[0].ReadinessProbe = nil
+	pod.Spec.Containers[0].StartupProbe = &v1.Probe{}
+	st := StatusWith(pod, cs, plan, Probes{})
+	if c := st.ContainerStatuses[0]; c.Started == nil || *c.Started || c.Ready {
+		t.Errorf("startup not passed: started %v ready %v, want false, false", c.Started, c.Ready)
+	}
+	st = StatusWith(pod, cs, plan, Probes{Started: map[string]bool{"app-0": true}})
+	if c := st.ContainerStatuses[0]; c.Started == nil || !*c.Started || !c.Ready {
+		t.Errorf("startup passed: started %v ready %v, want true, true", c.Started, c.Ready)
+	}
+}
