@@ -295,7 +295,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	a.syncing = true
 	a.syncStart = now
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
-	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx)}
+	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	go func() {
 		done := &syncDone{}
@@ -365,6 +365,7 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 type worker struct {
 	images  map[string]imageWait
 	started []string
+	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
 
 	cfg       Config
 	pod       *v1.Pod
@@ -466,9 +467,10 @@ func (w *worker) kill(ks []podsync.Kill) []error {
 			if name != runtimeadapter.SandboxName {
 				w.event(messages.EventNormal, "Killing", name, fmt.Sprintf("Stopping container %s (%s)", name, k.Reason))
 			}
-			ctx, cancel := w.call(k.Grace + w.cfg.RuntimeTimeout)
+			grace := w.preStop(k.Container, name, k.Grace)
+			ctx, cancel := w.call(grace + w.cfg.RuntimeTimeout)
 			defer cancel()
-			if err := w.cfg.Runtime.Stop(ctx, k.Container.ID, k.Grace); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+			if err := w.cfg.Runtime.Stop(ctx, k.Container.ID, grace); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("pod %s: stop container %s: %w", w.podName(), k.Container.Name, err))
 				mu.Unlock()
@@ -563,6 +565,17 @@ func (w *worker) start(s podsync.Start) error {
 	w.started = append(w.started, c.Name)
 	w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name)
 	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		// As the kubelet: a failed postStart hook kills the container,
+		// which then restarts per restartPolicy.
+		if err := w.runHook(c.Lifecycle.PostStart, c, id, podsync.GracePeriod(w.pod)+w.cfg.RuntimeTimeout); err != nil {
+			w.event(messages.EventWarning, "FailedPostStartHook", c.Name, fmt.Sprintf("PostStart hook for container %s failed: %v", c.Name, err))
+			ctx, cancel := w.call(podsync.GracePeriod(w.pod) + w.cfg.RuntimeTimeout)
+			defer cancel()
+			_ = w.cfg.Runtime.Stop(ctx, id, podsync.GracePeriod(w.pod))
+			return fmt.Errorf("pod %s: container %s: postStart hook: %w", w.podName(), c.Name, err)
+		}
+	}
 	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
 		zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
 	if s.Restarts > 0 && !s.Init {

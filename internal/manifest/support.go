@@ -65,7 +65,7 @@ const (
 	notAllowed     = "not allowed on this node"
 	whyIgnored     = "ignored by actorlet"
 	whyGRPC        = "gRPC probes are not run; use exec, httpGet or tcpSocket"
-	whyHooks       = "lifecycle hooks are not run yet"
+	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
 	whyVolumeKind  = "only emptyDir and hostPath volumes are mounted"
@@ -229,8 +229,10 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "livenessProbe.grpc", support: rejected, why: whyGRPC},
 	{scope: containerScope, path: "readinessProbe.grpc", support: rejected, why: whyGRPC},
 	{scope: containerScope, path: "startupProbe.grpc", support: rejected, why: whyGRPC},
-	{scope: containerScope, path: "lifecycle.postStart", support: ignored, why: whyHooks},
-	{scope: containerScope, path: "lifecycle.preStop", support: ignored, why: whyHooks},
+	{scope: containerScope, path: "lifecycle.postStart", support: supported},
+	{scope: containerScope, path: "lifecycle.preStop", support: supported},
+	{scope: containerScope, path: "lifecycle.postStart.tcpSocket", support: rejected, why: whyHookTCP},
+	{scope: containerScope, path: "lifecycle.preStop.tcpSocket", support: rejected, why: whyHookTCP},
 	{scope: containerScope, path: "lifecycle.stopSignal", support: ignored, why: "ignored by actorlet: the image's stop signal is used"},
 	{scope: containerScope, path: "terminationMessagePath", support: ignored, why: whyTermMessage, harmless: equals(defaultTerminationMessagePath)},
 	{scope: containerScope, path: "terminationMessagePolicy", support: ignored, why: whyTermMessage, harmless: equals(string(v1.TerminationMessageReadFile))},

@@ -183,9 +183,12 @@ func TestValidate(t *testing.T) {
 		{name: "probe on an init container", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
 		}, wantErrs: []string{"spec.initContainers[0].readinessProbe: Forbidden"}},
-		{name: "lifecycle hooks", mutate: func(p *v1.Pod) {
+		{name: "lifecycle hooks are run", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
-		}, wantWarns: []string{"spec.containers[0].lifecycle.preStop: lifecycle hooks are not run yet"}},
+		}},
+		{name: "tcpSocket hook rejected", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+		}, wantErrs: []string{"spec.containers[0].lifecycle.postStart.tcpSocket: Forbidden"}},
 		{name: "termination message path", mutate: func(p *v1.Pod) { p.Spec.Containers[0].TerminationMessagePath = "/tmp/msg" },
 			wantWarns: []string{"spec.containers[0].terminationMessagePath: ignored by actorlet"}},
 		{name: "errors and warnings together", mutate: func(p *v1.Pod) {
