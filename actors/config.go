@@ -24,6 +24,9 @@ import (
 const (
 	// DefaultRelistPeriod is the PLEG's relist period (1 s, as the kubelet).
 	DefaultRelistPeriod = time.Second
+	// DefaultEventRelistPeriod is the safety-net relist period while the
+	// runtime's event stream flows.
+	DefaultEventRelistPeriod = 5 * time.Second
 	// DefaultListTimeout bounds one list or inspect call (seconds, not the
 	// 2 min of slow calls: a stuck list must not stall the PLEG).
 	DefaultListTimeout = 10 * time.Second
@@ -52,7 +55,11 @@ type Config struct {
 	// PodInfraImage is the sandbox image (must exist, or be pullable).
 	PodInfraImage string
 	RelistPeriod  time.Duration
-	Backoff       supervision.BackoffPolicy
+	// EventRelistPeriod is the relist period while the runtime's event
+	// stream flows (default DefaultEventRelistPeriod, 5 s; negative: never
+	// subscribe to events, relist only).
+	EventRelistPeriod time.Duration
+	Backoff           supervision.BackoffPolicy
 	// MaxPodRestarts within PodRestartWindow bound pod actor restarts
 	// after panics (defaults 5 in 1 min).
 	MaxPodRestarts   int
@@ -91,6 +98,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.RelistPeriod <= 0 {
 		c.RelistPeriod = DefaultRelistPeriod
+	}
+	if c.EventRelistPeriod == 0 {
+		c.EventRelistPeriod = DefaultEventRelistPeriod
 	}
 	if c.MaxPodRestarts <= 0 {
 		c.MaxPodRestarts = supervision.DefaultMaxRestarts

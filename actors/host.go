@@ -74,6 +74,7 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 		n.sets[HostSource] = set
 		n.synced[HostSource] = true
 		n.reconcile(ctx)
+		ctx.Send(n.relist, &messages.RelistNow{})
 		ctx.Respond(out)
 	case *messages.DeletePod:
 		set := n.sets[HostSource][:0:0]

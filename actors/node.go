@@ -102,6 +102,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.synced[m.Source] = true
 		delete(n.sourceErrs, m.Source)
 		n.reconcile(ctx)
+		ctx.Send(n.relist, &messages.RelistNow{}) // find orphans of the new set at once
 	case *messages.SourceError:
 		n.log.Warn("source failed; keeping its last set", zap.String("source", m.Source), zap.Error(m.Err))
 		n.sourceErrs[m.Source] = m.Err

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -247,8 +248,8 @@ func TestLostCreateAnswersAreAdopted(t *testing.T) {
 }
 
 // A failed relist is an error, never an empty list: while every list
-// fails, no orphan is killed and no container is touched; the node hears
-// of the failure.
+// fails, no orphan is killed and no container is touched; lists are
+// retried with exponential backoff (1 s, 2 s, 4 s, 8 s …).
 func TestFailedRelistTouchesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := fake.New(fake.AutoImages(true))
@@ -258,14 +259,29 @@ func TestFailedRelistTouchesNothing(t *testing.T) {
 		waitFor(t, 10*time.Second, "app running", func() bool { return len(rt.Running("uid-web", "app")) == 1 })
 		rt.InjectError(fake.MethodList, runtimeadapter.ErrUnavailable, -1)
 		rt.ResetCalls()
-		time.Sleep(10 * time.Second) // ten failed relists
+		h.sys.Root.Send(h.pid, &messages.DesiredPods{Source: "test", Pods: []*v1.Pod{testPod("web", "uid-web", v1.RestartPolicyAlways, "app")}}) // triggers a relist now
+		time.Sleep(20 * time.Second)
 		synctest.Wait()
-		if n := rt.CallCount(fake.MethodList); n < 10 {
-			t.Fatalf("%d list calls in 10 s, want a relist every second", n)
-		}
+		var lists []time.Time
 		for _, c := range rt.Calls() {
-			if c.Method != fake.MethodList {
+			switch {
+			case c.Method == fake.MethodList && c.Arg != "" && c.Err != nil && !strings.Contains(c.Arg, "uid-web"):
+				lists = append(lists, c.Time)
+			case c.Method != fake.MethodList:
 				t.Fatalf("runtime call %s(%s) while lists fail", c.Method, c.Arg)
+			}
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(lists); i++ {
+			gaps = append(gaps, lists[i].Sub(lists[i-1]))
+		}
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+		if len(gaps) < len(want) {
+			t.Fatalf("relist retries %v, want gaps %v", gaps, want)
+		}
+		for i, w := range want {
+			if gaps[i] != w {
+				t.Fatalf("relist retry gaps %v, want %v …", gaps, want)
 			}
 		}
 		if len(rt.Running("uid-web", "app")) != 1 {

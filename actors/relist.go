@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 	"k8s.io/utils/clock"
 
@@ -15,30 +16,55 @@ import (
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
-// relistActor is the PLEG: every relist period it lists this node's
-// managed containers (off its mailbox), diffs them against the last
-// snapshot with the generic PLEG's transition table (internal/pleg), sends
-// the transitions batched per pod UID to the router, and hands the node the
-// snapshot for orphan detection. A failed list produces no transitions and
-// is reported to the node; the snapshot stays as it was.
+// relistActor is the PLEG. It lists this node's managed containers (off
+// its mailbox), diffs them against the last snapshot with the generic
+// PLEG's transition table (internal/pleg), sends the transitions batched
+// per pod UID to the router, and hands the node the snapshot for orphan
+// detection. A failed list produces no transitions and is reported to the
+// node; the snapshot stays as it was, and lists are retried with
+// exponential backoff (from the relist period up to 30 s, never giving up).
+//
+// When the runtime streams events (runtimeadapter.EventSource: Docker), a
+// container's start, death, OOM or removal triggers a relist at once, so a
+// death reaches its pod actor in milliseconds; the periodic relist stays as
+// the safety net, every EventRelistPeriod (5 s) while the stream flows and
+// every RelistPeriod (1 s) while it is broken. The stream is resubscribed
+// with backoff, and every (re)subscription is followed by a relist: events
+// missed in a gap are found by listing, never assumed.
 type relistActor struct {
 	cfg      Config
 	router   *actor.PID
 	node     *actor.PID
 	log      *zap.Logger
 	relister *pleg.Relister
+
 	inFlight bool
+	again    bool // an event arrived while a list was in flight
+	started  time.Time
 	timer    clock.Timer
-	started  time.Time // of the list in flight
+	gen      uint64
+	failures *backoff.ExponentialBackOff
+	failing  bool
+
+	eventsUp     bool
+	cancelEvents context.CancelFunc
 }
 
 type (
-	relistTick   struct{}
+	relistTick   struct{ gen uint64 }
 	relistResult struct {
 		res runtimeadapter.ListResult
 		err error
 	}
+	runtimeEvent struct{ ev runtimeadapter.Event }
+	eventsState  struct {
+		up  bool
+		err error
+	}
 )
+
+// maxRelistRetry caps the delay between failed lists.
+const maxRelistRetry = 30 * time.Second
 
 func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
@@ -49,34 +75,91 @@ func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
 func (r *relistActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		r.failures = backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(r.cfg.RelistPeriod), backoff.WithMaxInterval(maxRelistRetry),
+			backoff.WithRandomizationFactor(0), backoff.WithMultiplier(2), backoff.WithMaxElapsedTime(0))
+		r.subscribe(ctx)
 		r.list(ctx)
-	case *actor.Stopping:
-		if r.timer != nil {
-			r.timer.Stop()
+	case *actor.Stopping, *actor.Restarting:
+		r.stopTimer()
+		if r.cancelEvents != nil {
+			r.cancelEvents()
 		}
 	case *relistTick:
+		if m.gen == r.gen {
+			r.list(ctx)
+		}
+	case *messages.RelistNow:
 		r.list(ctx)
+	case *runtimeEvent:
+		r.log.Debug("runtime event", zap.String("kind", string(m.ev.Kind)), zap.String("id", short(m.ev.ContainerID)))
+		r.list(ctx)
+	case *eventsState:
+		if m.up != r.eventsUp {
+			if m.up {
+				r.log.Info("runtime event stream up; relisting every " + r.cfg.EventRelistPeriod.String() + " as a safety net")
+			} else {
+				r.log.Warn("runtime event stream broken; relisting every "+r.cfg.RelistPeriod.String(), zap.Error(m.err))
+			}
+		}
+		r.eventsUp = m.up
+		r.list(ctx) // a (re)subscription or a gap: list to catch up
 	case *relistResult:
 		r.inFlight = false
 		r.cfg.Metrics.ObserveRelist(r.started, r.cfg.Clock.Since(r.started), m.err)
+		next := r.period()
 		if m.err != nil {
-			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err))
+			if !r.failing {
+				r.failures.Reset()
+			}
+			r.failing = true
+			next = r.failures.NextBackOff()
+			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err), zap.Duration("retryIn", next))
 			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: r.cfg.Clock.Now()})
 		} else {
+			r.failing = false
 			for _, batch := range r.relister.Relist(m.res) {
 				ctx.Send(r.router, &batch)
 			}
 			ctx.Send(r.node, &messages.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
 		}
-		self, sys := ctx.Self(), ctx.ActorSystem()
-		r.timer = r.cfg.Clock.AfterFunc(r.cfg.RelistPeriod, func() { sys.Root.Send(self, &relistTick{}) })
+		if r.again && m.err == nil {
+			r.again = false
+			r.list(ctx)
+			return
+		}
+		r.schedule(ctx, next)
+	}
+}
+
+// period is the relist period now: longer while events flow.
+func (r *relistActor) period() time.Duration {
+	if r.eventsUp && r.cfg.EventRelistPeriod > 0 {
+		return r.cfg.EventRelistPeriod
+	}
+	return r.cfg.RelistPeriod
+}
+
+func (r *relistActor) schedule(ctx actor.Context, d time.Duration) {
+	r.stopTimer()
+	r.gen++
+	gen, self, sys := r.gen, ctx.Self(), ctx.ActorSystem()
+	r.timer = r.cfg.Clock.AfterFunc(d, func() { sys.Root.Send(self, &relistTick{gen: gen}) })
+}
+
+func (r *relistActor) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
 	}
 }
 
 func (r *relistActor) list(ctx actor.Context) {
 	if r.inFlight {
+		r.again = true
 		return
 	}
+	r.stopTimer()
 	r.inFlight = true
 	r.started = r.cfg.Clock.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
@@ -96,4 +179,55 @@ func (r *relistActor) list(ctx actor.Context) {
 			out.err = fmt.Errorf("list containers of node %s: %w", node, out.err)
 		}
 	}()
+}
+
+// subscribe follows the runtime's event stream, when it has one, in a
+// goroutine that resubscribes with backoff (never giving up) until the
+// actor stops. Events and the stream's state come back as messages.
+func (r *relistActor) subscribe(ctx actor.Context) {
+	es, ok := capability[runtimeadapter.EventSource](r.cfg.Runtime)
+	if !ok || r.cfg.EventRelistPeriod < 0 {
+		return
+	}
+	c, cancel := context.WithCancel(context.Background())
+	r.cancelEvents = cancel
+	self, sys, node, clk := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				sys.Root.Send(self, &eventsState{err: fmt.Errorf("event stream panicked: %v", p)})
+			}
+		}()
+		bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(maxRelistRetry),
+			backoff.WithMaxElapsedTime(0))
+		for c.Err() == nil {
+			events, errs := es.Events(c, node)
+			up := false
+			for ev := range events {
+				if !up {
+					up = true
+					bo.Reset()
+				}
+				sys.Root.Send(self, &runtimeEvent{ev: ev})
+			}
+			var err error
+			select {
+			case err = <-errs:
+			default:
+			}
+			if c.Err() != nil {
+				return
+			}
+			sys.Root.Send(self, &eventsState{up: false, err: err})
+			t := clk.NewTimer(bo.NextBackOff())
+			select {
+			case <-t.C():
+			case <-c.Done():
+				t.Stop()
+				return
+			}
+			sys.Root.Send(self, &eventsState{up: true})
+		}
+	}()
+	sys.Root.Send(self, &eventsState{up: true})
 }

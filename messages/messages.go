@@ -247,3 +247,7 @@ type PodStatusChanged struct {
 	Pod     *v1.Pod
 	Removed bool
 }
+
+// RelistNow asks the relist actor (the PLEG) to list at once, e.g. after
+// the desired set changed, so orphans are found without waiting a period.
+type RelistNow struct{}

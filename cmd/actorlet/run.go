@@ -49,6 +49,8 @@ type runFlags struct {
 	logLevel       string
 	api            api.Options
 	allowPriv      bool
+	events         bool
+	eventRelist    time.Duration
 	allowHostPath  bool
 }
 
@@ -73,7 +75,9 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container")
 	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
-	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period")
+	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is down, or with --runtime-events=false)")
+	fl.BoolVar(&f.events, "runtime-events", true, "follow Docker's event stream so a container's death is seen in milliseconds")
+	fl.DurationVar(&f.eventRelist, "event-relist-period", actors.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
 	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff delay before the first restart (doubles per exit; 0 with --backoff-max 0 restarts at once)")
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
@@ -156,6 +160,12 @@ func run(ctx context.Context, f runFlags) error {
 		Spec:          podsync.SpecOptions{RootDir: rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath},
 		PodInfraImage: f.podInfraImage,
 		RelistPeriod:  f.relistPeriod,
+		EventRelistPeriod: func() time.Duration {
+			if !f.events {
+				return -1
+			}
+			return f.eventRelist
+		}(),
 		Backoff: supervision.BackoffPolicy{
 			Initial: f.backoffInitial, Max: f.backoffMax, ResetAfter: supervision.DefaultBackoffResetAfter,
 		},
