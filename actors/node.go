@@ -37,6 +37,7 @@ type nodeActor struct {
 	// sent is waiting for the old pod of the same namespace/name to stop.
 	sent        map[types.UID]bool
 	rejected    map[types.UID]bool   // refused at admission (NodePorts): never run
+	failed      map[types.UID]bool   // pod actor stopped after too many panics
 	terminating map[types.UID]string // removed pods not yet Terminated → namespace/name
 	statuses    map[types.UID]v1.PodStatus
 
@@ -89,7 +90,9 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *messages.RouterStarted:
 		// After a router restart its pod actors are gone: tell it again.
 		for uid := range n.sent {
-			ctx.Send(n.router, &messages.PodSpec{Pod: n.desired[uid]})
+			if !n.failed[uid] {
+				ctx.Send(n.router, &messages.PodSpec{Pod: n.desired[uid]})
+			}
 		}
 		for uid := range n.terminating {
 			ctx.Send(n.router, &messages.PodRemoved{UID: uid})
@@ -126,12 +129,24 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.PodActorFailed:
+		if n.terminating[m.UID] != "" {
+			// It was being removed: its containers are now orphans, which
+			// the next relist's sweep stops and removes.
+			n.terminated(ctx, m.UID)
+			return
+		}
 		if p := n.desired[m.UID]; p != nil {
+			// Failed until its spec changes: a later transition or a router
+			// restart does not respawn it.
+			n.failed[m.UID] = true
 			st := n.statuses[m.UID]
 			st.Phase = v1.PodFailed
 			st.Reason = "PodActorFailed"
-			st.Message = "the pod's actor crashed too often and was stopped"
+			st.Message = "the pod's actor panicked too often and was stopped; it runs again when its spec changes"
 			n.statuses[m.UID] = st
+			n.record(messages.Event{Time: n.cfg.Clock.Now(), Type: messages.EventWarning, Reason: "PodActorFailed",
+				Namespace: p.Namespace, Pod: p.Name, UID: p.UID, Message: st.Message})
+			n.publish(ctx, p, st, false)
 		}
 	case *messages.Terminated:
 		delete(n.syncing, m.UID)
@@ -176,6 +191,7 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 			continue
 		}
 		delete(n.desired, uid)
+		delete(n.failed, uid)
 		if n.rejected[uid] {
 			delete(n.rejected, uid)
 			delete(n.statuses, uid)
@@ -208,6 +224,7 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 		if old != nil && n.sent[uid] && equality.Semantic.DeepEqual(old.Spec, p.Spec) {
 			continue
 		}
+		delete(n.failed, uid) // a changed spec gets a new pod actor
 		n.send(ctx, p)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -110,10 +111,13 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 			ready:         map[string]bool{},
 			startupPassed: map[string]bool{},
 		}
-	}, cfg.mailbox(metrics.KindPod)...)
+	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger, uid)))...)
 }
 
 func (a *podActor) Receive(ctx actor.Context) {
+	if hook := podReceiveHook.Load(); hook != nil {
+		(*hook)(a.uid, ctx.Message())
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		// Rebuild from the runtime and ask the router for the spec (after
@@ -836,4 +840,25 @@ func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
 		return
 	}
 	a.sync(ctx)
+}
+
+// podReceiveHook, when set (by tests only), sees every message a pod actor
+// receives before it does; a panic there is a pod actor panic.
+var podReceiveHook atomic.Pointer[func(uid types.UID, msg any)]
+
+// logPanics logs a pod actor's panic with its stack, once, then lets it
+// go on to the supervisor (the router's strategy restarts the actor).
+func logPanics(log *zap.Logger, uid types.UID) actor.ReceiverMiddleware {
+	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			defer func() {
+				if r := recover(); r != nil {
+					log.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(uid)),
+						zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", env.Message)), zap.ByteString("stack", debug.Stack()))
+					panic(r)
+				}
+			}()
+			next(c, env)
+		}
+	}
 }

@@ -1,0 +1,73 @@
+package actors
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter/fake"
+)
+
+// A pod actor that panics is restarted (at most 5 times a minute, by
+// default), rebuilding from the runtime; past the limit its pod is Failed
+// with a reason that sticks until its spec changes, and the node and every
+// other pod go on.
+func TestPanickingPodActorIsContained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var panics, msgs int
+		hook := func(uid types.UID, msg any) {
+			if uid != "uid-bad" {
+				return
+			}
+			msgs++
+			if _, ok := msg.(*messages.PodTransitions); ok {
+				panics++
+				panic("boom")
+			}
+		}
+		podReceiveHook.Store(&hook)
+		defer podReceiveHook.Store(nil)
+
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("crash", fakeCrash)
+		h := newHarness(t, rt)
+		h.start()
+		bad := testPod("bad", "uid-bad", v1.RestartPolicyAlways, "crash")
+		good := testPod("good", "uid-good", v1.RestartPolicyAlways, "app")
+		h.apply(bad, good)
+		waitFor(t, 120*time.Second, "the bad pod Failed", func() bool {
+			st := podStatus(t, h, "bad")
+			return st.Phase == v1.PodFailed && st.Reason == "PodActorFailed"
+		})
+		if panics != 6 {
+			t.Errorf("%d panics before the pod actor was stopped, want 6 (5 restarts allowed)", panics)
+		}
+		if len(rt.Running("uid-good", "app")) != 1 {
+			t.Fatal("the good pod stopped running")
+		}
+		// Later transitions and time do not respawn it; the status sticks.
+		before := msgs
+		time.Sleep(60 * time.Second)
+		synctest.Wait()
+		if msgs != before {
+			t.Fatalf("the failed pod's actor received %d more messages: it was respawned", msgs-before)
+		}
+		if st := podStatus(t, h, "bad"); st.Phase != v1.PodFailed {
+			t.Fatalf("the failed pod's status became %s", st.Phase)
+		}
+		// A changed spec gets a fresh actor.
+		podReceiveHook.Store(nil)
+		bad2 := testPod("bad", "uid-bad", v1.RestartPolicyAlways, "crash")
+		bad2.Spec.Containers[0].Image = "work:2"
+		h.apply(bad2, good)
+		waitFor(t, 30*time.Second, "the bad pod running again", func() bool { return podStatus(t, h, "bad").Phase != v1.PodFailed })
+		h.stop()
+		rt.Close()
+	})
+}
+
+var fakeCrash = fake.Behavior{ExitCode: 1, ExitAfter: time.Second}
