@@ -92,6 +92,10 @@ type Config struct {
 	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with
 	// the same permissions.
 	Spec podsync.SpecOptions
+	// Backoffs keeps the CrashLoopBackOff records outside the pod actors,
+	// so a restarted pod actor (or, with a state file, a restarted agent)
+	// goes on with the same curve. Default: a memory store on Backoff.
+	Backoffs *supervision.BackoffStore
 }
 
 // withDefaults fills zero fields.

@@ -53,11 +53,10 @@ type podActor struct {
 	syncing bool
 	dirty   bool
 
-	crashLoops map[string]*supervision.CrashLoop // by container name + spec hash
-	retry      time.Duration                     // next retry delay after a failed sync
-	timer      clock.Timer
-	timerGen   uint64
-	timerAt    time.Time
+	retry    time.Duration // next retry delay after a failed sync
+	timer    clock.Timer
+	timerGen uint64
+	timerAt  time.Time
 
 	startTime  time.Time
 	started    bool // pod start duration observed
@@ -103,7 +102,6 @@ func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 		return &podActor{
 			cfg: cfg, uid: uid, node: node,
 			log:           cfg.Logger.With(zap.String("podUID", string(uid))),
-			crashLoops:    map[string]*supervision.CrashLoop{},
 			backoffEvents: map[string]string{},
 			imageWaits:    map[string]imageWait{},
 			probes:        map[string]*actor.PID{},
@@ -229,16 +227,11 @@ func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time) {
 	a.dirtyProbes = true
 }
 
-// RestartAt implements podsync.Backoff with one CrashLoop record per
-// container name and spec hash.
+// RestartAt implements podsync.Backoff with the node's BackoffStore: one
+// record per container name and spec hash, kept outside this actor.
 func (a *podActor) RestartAt(_ *v1.Pod, name string, dead runtimeadapter.Container) time.Time {
-	key := name + "/" + dead.Labels[runtimeadapter.LabelContainerHash]
-	cl := a.crashLoops[key]
-	if cl == nil {
-		cl = supervision.NewCrashLoop(a.cfg.Backoff)
-		a.crashLoops[key] = cl
-	}
-	return cl.Observe(dead.ID, dead.StartedAt, dead.FinishedAt)
+	key := supervision.Key(string(a.uid), name, dead.Labels[runtimeadapter.LabelContainerHash])
+	return a.cfg.Backoffs.RestartAt(key, dead.ID, dead.StartedAt, dead.FinishedAt)
 }
 
 // sync plans and, when there is work, starts it off the mailbox.
@@ -274,6 +267,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	if plan.Terminated {
 		a.log.Info("pod terminated: all containers removed")
+		a.cfg.Backoffs.Forget(string(a.uid))
 		dir := podsync.PodDirPath(a.cfg.Spec.RootDir, a.uid)
 		go func() { // emptyDir volumes may be large: off the mailbox
 			defer func() { _ = recover() }()

@@ -15,6 +15,7 @@ import (
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/supervision"
 )
 
 // NodeProps returns the props of a node actor for cfg, fed by srcs. The
@@ -22,6 +23,9 @@ import (
 // source in its own goroutine until it stops.
 func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	cfg = cfg.withDefaults()
+	if cfg.Backoffs == nil {
+		cfg.Backoffs, _ = supervision.NewBackoffStore(cfg.Backoff, "") // memory only: cannot fail
+	}
 	if cfg.Images == nil {
 		if svc, ok := capability[runtimeadapter.ImageService](cfg.Runtime); ok {
 			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now))

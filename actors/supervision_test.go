@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,14 +19,14 @@ import (
 // other pod go on.
 func TestPanickingPodActorIsContained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var panics, msgs int
+		var panics, msgs atomic.Int32
 		hook := func(uid types.UID, msg any) {
 			if uid != "uid-bad" {
 				return
 			}
-			msgs++
+			msgs.Add(1)
 			if _, ok := msg.(*messages.PodTransitions); ok {
-				panics++
+				panics.Add(1)
 				panic("boom")
 			}
 		}
@@ -43,18 +44,18 @@ func TestPanickingPodActorIsContained(t *testing.T) {
 			st := podStatus(t, h, "bad")
 			return st.Phase == v1.PodFailed && st.Reason == "PodActorFailed"
 		})
-		if panics != 6 {
-			t.Errorf("%d panics before the pod actor was stopped, want 6 (5 restarts allowed)", panics)
+		if n := panics.Load(); n != 6 {
+			t.Errorf("%d panics before the pod actor was stopped, want 6 (5 restarts allowed)", n)
 		}
 		if len(rt.Running("uid-good", "app")) != 1 {
 			t.Fatal("the good pod stopped running")
 		}
 		// Later transitions and time do not respawn it; the status sticks.
-		before := msgs
+		before := msgs.Load()
 		time.Sleep(60 * time.Second)
 		synctest.Wait()
-		if msgs != before {
-			t.Fatalf("the failed pod's actor received %d more messages: it was respawned", msgs-before)
+		if n := msgs.Load(); n != before {
+			t.Fatalf("the failed pod's actor received %d more messages: it was respawned", n-before)
 		}
 		if st := podStatus(t, h, "bad"); st.Phase != v1.PodFailed {
 			t.Fatalf("the failed pod's status became %s", st.Phase)
@@ -71,3 +72,38 @@ func TestPanickingPodActorIsContained(t *testing.T) {
 }
 
 var fakeCrash = fake.Behavior{ExitCode: 1, ExitAfter: time.Second}
+
+// A pod actor restarted after a panic goes on with the same
+// CrashLoopBackOff curve (the records live outside the actor).
+func TestRestartedPodActorKeepsBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var transitions atomic.Int32
+		hook := func(uid types.UID, msg any) {
+			if _, ok := msg.(*messages.PodTransitions); ok && uid == "uid-crash" {
+				if transitions.Add(1) == 3 { // between the first and the second restart
+					panic("boom")
+				}
+			}
+		}
+		podReceiveHook.Store(&hook)
+		defer podReceiveHook.Store(nil)
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("app", fakeCrash)
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("crasher", "uid-crash", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 200*time.Second, "four app creates", func() bool { return len(h.creates("actorlet_app_")) >= 4 })
+		got := h.creates("actorlet_app_")
+		want := []time.Duration{0, 11 * time.Second, 32 * time.Second, 73 * time.Second}
+		for i, w := range want {
+			if d := got[i].Sub(got[0]); d != w {
+				t.Errorf("create %d at +%v, want +%v (10 s, 20 s, 40 s after each exit)", i, d, w)
+			}
+		}
+		if n := transitions.Load(); n < 3 {
+			t.Fatalf("only %d transitions: the panic never happened", n)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
