@@ -75,6 +75,9 @@ func (h *harness) stop() {
 	if err := StopNode(h.sys.Root, h.pid, 10*time.Second); err != nil {
 		h.t.Fatal(err)
 	}
+	// Let stragglers end (e.g. protoactor's dead-letter throttle waits one
+	// interval on a timer); inside a synctest bubble this takes no time.
+	time.Sleep(5 * time.Second)
 }
 
 func (h *harness) apply(pods ...*v1.Pod) { h.src.ch <- pods }

@@ -62,8 +62,10 @@ type podActor struct {
 	started    bool // pod start duration observed
 	lastStatus *v1.PodStatus
 
-	syncStart  time.Time
-	imageWaits map[string]imageWait
+	syncStart time.Time
+	// runtimeDown: the PLEG's lists fail; act on nothing until they work.
+	runtimeDown bool
+	imageWaits  map[string]imageWait
 
 	// Probes: one child per container and probe kind, and what they said,
 	// by container instance ID.
@@ -144,6 +146,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.sync(ctx)
 	case *probeChanged:
 		a.probeChanged(ctx, m)
+	case *messages.RuntimeState:
+		a.runtimeDown = !m.Healthy
+		if m.Healthy {
+			a.sync(ctx)
+		}
 	case *messages.PodTransitions:
 		for _, e := range m.Events {
 			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
@@ -246,6 +253,10 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	if !a.known {
 		return // wait for the spec
+	}
+	if a.runtimeDown {
+		a.dirty = true
+		return // no create or kill on stale knowledge; the PLEG says when the runtime is back
 	}
 	var pod *v1.Pod
 	if !a.removed {

@@ -111,12 +111,17 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		if m.err != nil {
 			if !r.failing {
 				r.failures.Reset()
+				ctx.Send(r.router, &messages.RuntimeState{Healthy: false, Err: m.err})
 			}
 			r.failing = true
 			next = r.failures.NextBackOff()
 			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err), zap.Duration("retryIn", next))
 			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: r.cfg.Clock.Now()})
 		} else {
+			if r.failing {
+				r.log.Info("runtime answers again; converging")
+				ctx.Send(r.router, &messages.RuntimeState{Healthy: true})
+			}
 			r.failing = false
 			for _, batch := range r.relister.Relist(m.res) {
 				ctx.Send(r.router, &batch)

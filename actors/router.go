@@ -20,7 +20,8 @@ type router struct {
 	log      *zap.Logger
 	pods     map[types.UID]*podEntry
 	byPID    map[string]types.UID
-	stopping bool // the router itself is stopping: its children end with it
+	stopping bool                   // the router itself is stopping: its children end with it
+	down     *messages.RuntimeState // the runtime is failing (nil: healthy)
 }
 
 type podEntry struct {
@@ -52,6 +53,9 @@ func (r *router) Receive(ctx actor.Context) {
 			}
 			e = &podEntry{pid: pid}
 			r.pods[m.Pod.UID] = e
+			if r.down != nil {
+				ctx.Send(pid, r.down)
+			}
 			r.byPID[pid.Id] = m.Pod.UID
 			r.cfg.Metrics.SetPodActors(len(r.pods))
 		}
@@ -73,6 +77,15 @@ func (r *router) Receive(ctx actor.Context) {
 		// A batch for a UID without an actor is a pod that is not desired:
 		// the node sees the same containers in the snapshot and kills them
 		// as orphans once every source has synced.
+	case *messages.RuntimeState:
+		if m.Healthy {
+			r.down = nil
+		} else {
+			r.down = m
+		}
+		for _, e := range r.pods {
+			ctx.Send(e.pid, m)
+		}
 	case *messages.SpecRequest:
 		if e := r.pods[m.UID]; e != nil && e.last != nil {
 			ctx.Respond(e.last)

@@ -251,3 +251,11 @@ type PodStatusChanged struct {
 // RelistNow asks the relist actor (the PLEG) to list at once, e.g. after
 // the desired set changed, so orphans are found without waiting a period.
 type RelistNow struct{}
+
+// RuntimeState is the PLEG's word on the runtime, sent to the router (and
+// by it to every pod actor) when it changes: while lists fail, pod actors
+// start no sync, so actorlet creates and kills nothing on stale knowledge.
+type RuntimeState struct {
+	Healthy bool
+	Err     error
+}

@@ -105,6 +105,7 @@ func TestApplyDeleteAndSubscribe(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt.Close()
+		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
 	})
 }
 
@@ -133,6 +134,7 @@ func TestHostSourceGatesOrphans(t *testing.T) {
 		}
 		node.Stop(sys.Root, pid, 10*time.Second)
 		rt.Close()
+		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
 	})
 }
 
@@ -154,5 +156,6 @@ func TestMetricsRegistryOption(t *testing.T) {
 		}
 		node.Stop(sys.Root, pid, 10*time.Second)
 		rt.Close()
+		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
 	})
 }

@@ -47,5 +47,6 @@ func TestWatchdogAlertsOnCrashLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt.Close()
+		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
 	})
 }
