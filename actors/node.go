@@ -36,9 +36,10 @@ type nodeActor struct {
 	// sent: desired pods the router has been told about. A desired pod not
 	// sent is waiting for the old pod of the same namespace/name to stop.
 	sent        map[types.UID]bool
-	rejected    map[types.UID]bool   // refused at admission (NodePorts): never run
-	failed      map[types.UID]bool   // pod actor stopped after too many panics
-	terminating map[types.UID]string // removed pods not yet Terminated → namespace/name
+	rejected    map[types.UID]bool      // refused at admission (NodePorts): never run
+	failed      map[types.UID]bool      // pod actor stopped after too many panics
+	gone        map[types.UID]time.Time // terminated pods → when; older listings are stale for them
+	terminating map[types.UID]string    // removed pods not yet Terminated → namespace/name
 	statuses    map[types.UID]v1.PodStatus
 
 	orphanKills map[string]bool // container IDs being killed as orphans
@@ -154,7 +155,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *messages.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
 		n.countRunning(m.Containers)
-		n.sweepOrphans(ctx, m.Containers)
+		n.sweepOrphans(ctx, m.Containers, m.ObservedAt)
 	case *messages.RelistFailed:
 		n.relistErr = m.Err
 	case *orphanDone:
@@ -269,6 +270,7 @@ func (n *nodeActor) terminated(ctx actor.Context, uid types.UID) {
 		return
 	}
 	delete(n.terminating, uid)
+	n.gone[uid] = n.cfg.Clock.Now() // listings older than this still show its containers
 	n.publish(ctx, n.removedPods[uid], n.statuses[uid], true)
 	delete(n.removedPods, uid)
 	delete(n.statuses, uid)
@@ -292,9 +294,14 @@ func (n *nodeActor) allSynced() bool {
 // is neither desired nor stopping under its own actor. It does nothing
 // before every source has synced once (a source not yet read is not
 // "empty"). Containers without actorlet's labels are never touched.
-func (n *nodeActor) sweepOrphans(ctx actor.Context, cs []runtimeadapter.Container) {
+func (n *nodeActor) sweepOrphans(ctx actor.Context, cs []runtimeadapter.Container, observedAt time.Time) {
 	if !n.allSynced() {
 		return
+	}
+	for uid, at := range n.gone {
+		if observedAt.After(at) {
+			delete(n.gone, uid) // this listing is newer than the pod's end: trust it
+		}
 	}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	for _, c := range cs {
@@ -303,7 +310,7 @@ func (n *nodeActor) sweepOrphans(ctx actor.Context, cs []runtimeadapter.Containe
 			continue
 		}
 		uid := types.UID(meta.PodUID)
-		if n.desired[uid] != nil || n.terminating[uid] != "" || n.orphanKills[c.ID] {
+		if n.desired[uid] != nil || n.terminating[uid] != "" || n.orphanKills[c.ID] || !n.gone[uid].IsZero() {
 			continue
 		}
 		n.orphanKills[c.ID] = true

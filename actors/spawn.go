@@ -53,7 +53,7 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 			orphanKills: map[string]bool{}, runSources: run,
 			syncing: map[types.UID]time.Time{}, sourceErrs: map[string]error{},
 			subscribers: map[string]*actor.PID{}, removedPods: map[types.UID]*v1.Pod{},
-			rejected: map[types.UID]bool{}, failed: map[types.UID]bool{},
+			rejected: map[types.UID]bool{}, failed: map[types.UID]bool{}, gone: map[types.UID]time.Time{},
 		}
 	}, append(cfg.mailbox(metrics.KindNode), actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
 		return actor.RestartDirective
