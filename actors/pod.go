@@ -155,7 +155,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		for _, e := range m.Events {
 			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
 		}
-		a.observe(m.Containers, m.ObservedAt)
+		a.observe(m.Containers, m.ObservedAt, false)
 		a.sync(ctx)
 	case *syncDone:
 		a.syncing = false
@@ -165,7 +165,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
-			a.observe(m.containers, m.observedAt)
+			a.observe(m.containers, m.observedAt, true)
 			a.listed = true
 		}
 		for _, name := range m.started {
@@ -223,11 +223,13 @@ func (a *podActor) nextRetry() time.Duration {
 	return a.retry
 }
 
-// observe takes a listing of the pod's containers unless an
-// observation at least as new is already held: a stale listing never
-// overwrites a newer one.
-func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time) {
-	if at.Before(a.observedAt) {
+// observe takes a listing of the pod's containers unless the one held is
+// newer: a stale listing never overwrites a newer one. own marks this
+// actor's own listing after a sync, which wins a tie.
+func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time, own bool) {
+	if at.Before(a.observedAt) || (!own && at.Equal(a.observedAt)) {
+		// Older, or a PLEG listing of the same instant as this actor's own
+		// (taken after its actions): keep what is held.
 		return
 	}
 	a.containers, a.observedAt = cs, at

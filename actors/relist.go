@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,7 +40,8 @@ type relistActor struct {
 	relister *pleg.Relister
 
 	inFlight bool
-	again    bool // an event arrived while a list was in flight
+	again    bool            // an event arrived while a list was in flight
+	touched  map[string]bool // containers named by events since the last list
 	started  time.Time
 	timer    clock.Timer
 	gen      uint64
@@ -93,6 +95,12 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		r.list(ctx)
 	case *runtimeEvent:
 		r.log.Debug("runtime event", zap.String("kind", string(m.ev.Kind)), zap.String("id", short(m.ev.ContainerID)))
+		if m.ev.ContainerID != "" {
+			if r.touched == nil {
+				r.touched = map[string]bool{}
+			}
+			r.touched[m.ev.ContainerID] = true
+		}
 		r.list(ctx)
 	case *eventsState:
 		if m.up != r.eventsUp {
@@ -169,6 +177,8 @@ func (r *relistActor) list(ctx actor.Context) {
 	r.started = r.cfg.Clock.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	rt, node, timeout := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout
+	touched := r.touched
+	r.touched = nil
 	go func() {
 		out := &relistResult{}
 		defer func() {
@@ -182,6 +192,10 @@ func (r *relistActor) list(ctx actor.Context) {
 		out.res, out.err = rt.List(c, runtimeadapter.ListOptions{Node: node, All: true})
 		if out.err != nil {
 			out.err = fmt.Errorf("list containers of node %s: %w", node, out.err)
+			return
+		}
+		if len(touched) > 0 {
+			out.res.Containers = inspectTouched(c, rt, node, out.res.Containers, touched)
 		}
 	}()
 }
@@ -235,4 +249,36 @@ func (r *relistActor) subscribe(ctx actor.Context) {
 		}
 	}()
 	sys.Root.Send(self, &eventsState{up: true})
+}
+
+// inspectTouched corrects a listing for the containers events named: a
+// runtime may send an event before its list shows it (Docker 20.10 sends
+// "die" while its list still says running), so those few containers are
+// inspected and the inspection wins. A container inspected as gone is
+// dropped; one the list missed is added if it is this node's.
+func inspectTouched(ctx context.Context, rt runtimeadapter.Runtime, node string, cs []runtimeadapter.Container, touched map[string]bool) []runtimeadapter.Container {
+	out := make([]runtimeadapter.Container, 0, len(cs))
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if touched[c.ID] {
+			seen[c.ID] = true
+			in, err := rt.Inspect(ctx, c.ID)
+			switch {
+			case errors.Is(err, runtimeadapter.ErrNotFound):
+				continue // gone since the list
+			case err == nil:
+				c = in
+			}
+		}
+		out = append(out, c)
+	}
+	for id := range touched {
+		if seen[id] {
+			continue
+		}
+		if in, err := rt.Inspect(ctx, id); err == nil && runtimeadapter.IsManaged(in.Labels, node) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
