@@ -87,6 +87,9 @@ type Config struct {
 	// when the runtime implements runtimeadapter.ImageService; without it
 	// images are only made present (Runtime.EnsureImage).
 	Images *images.Manager
+	// progress routes the image manager's pull progress to the pods
+	// waiting for the image (set by NodeProps with the manager it makes).
+	progress *pullProgress
 	// Spec says where pod directories (emptyDir volumes) live and what the
 	// operator allows (privileged containers, hostPath volumes); Spec.RootDir
 	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with

@@ -478,3 +478,26 @@ func TestImagePullBackOff(t *testing.T) {
 		rt.Close()
 	})
 }
+
+// A long pull reports its layers' progress as Pulling events of the pods
+// waiting for the image.
+func TestPullProgressEvents(t *testing.T) {
+	h := newPullProgress()
+	var got []string
+	w := &worker{pulling: "app", emit: func(_ messages.EventType, reason, container, msg string) {
+		got = append(got, reason+" "+container+" "+msg)
+	}}
+	done := h.wait("busybox:1", w)
+	h.report("docker.io/library/busybox:1", runtimeadapter.PullProgress{Layer: "abc", Status: "Downloading", Current: 1e6, Total: 4e6})
+	h.report("docker.io/library/busybox:1", runtimeadapter.PullProgress{Layer: "abc", Status: "Downloading", Current: 2e6, Total: 4e6})
+	h.report("docker.io/library/busybox:1", runtimeadapter.PullProgress{Layer: "abc", Status: "Pull complete"})
+	done()
+	h.report("docker.io/library/busybox:1", runtimeadapter.PullProgress{Layer: "abc", Status: "Extracting"})
+	want := []string{
+		`Pulling app Pulling image "docker.io/library/busybox:1": layer abc: Downloading (1.0 of 4.0 MB)`,
+		`Pulling app Pulling image "docker.io/library/busybox:1": layer abc: Pull complete`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -377,6 +377,7 @@ type worker struct {
 	images  map[string]imageWait
 	started []string
 	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
+	pulling string  // the container whose image is being pulled
 
 	cfg       Config
 	pod       *v1.Pod
@@ -680,6 +681,10 @@ func (w *worker) image(c *v1.Container) bool {
 	start := w.cfg.Clock.Now()
 	if pulling {
 		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
+	}
+	if w.cfg.progress != nil && pulling {
+		w.pulling = c.Name
+		defer w.cfg.progress.wait(c.Image, w)()
 	}
 	err := w.cfg.Images.Ensure(ctx, c.Image, policy)
 	if err == nil {

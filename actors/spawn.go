@@ -28,7 +28,8 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	}
 	if cfg.Images == nil {
 		if svc, ok := capability[runtimeadapter.ImageService](cfg.Runtime); ok {
-			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now))
+			cfg.progress = newPullProgress()
+			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now), cfg.progress.option())
 		}
 	}
 	names := make([]string, 0, len(srcs)+1)

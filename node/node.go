@@ -25,6 +25,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"k8s.io/utils/clock"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -60,6 +61,15 @@ type Options struct {
 	PodInfraImage string
 	// RelistPeriod of the PLEG (default 1 s).
 	RelistPeriod time.Duration
+	// EventRelistPeriod is the PLEG's safety-net period while the
+	// runtime's event stream flows (default 5 s; negative: no events,
+	// relist only).
+	EventRelistPeriod time.Duration
+	// Clock drives every actorlet timer and timestamp (default: real
+	// time). Tests on the fake runtime are simplest inside testing/synctest
+	// with the default; a k8s.io/utils/clock FakeClock steps time by hand
+	// (the fake runtime's own timestamps stay on the time package).
+	Clock clock.WithDelayedExecution
 	// Backoff is the CrashLoopBackOff curve (default 10 s doubling to
 	// 300 s, reset after 600 s of running, as the kubelet).
 	Backoff *supervision.BackoffPolicy
@@ -124,7 +134,8 @@ func (o Options) config() (actors.Config, error) {
 	return actors.Config{
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
 		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath},
-		RelistPeriod: o.RelistPeriod, Backoff: b, HostSource: o.HostSource,
+		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
+		Backoff: b, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
 		Logger: o.Logger,
 	}, nil

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
@@ -158,4 +160,36 @@ func TestMetricsRegistryOption(t *testing.T) {
 		rt.Close()
 		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
 	})
+}
+
+// The Clock option drives actorlet's timers: with a fake clock nothing
+// relists until the test steps it.
+func TestClockOption(t *testing.T) {
+	sys := quietSystem()
+	rt := fake.New(fake.AutoImages(true))
+	defer rt.Close()
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	pid, err := node.Spawn(sys.Root, node.Options{NodeName: "clk", Runtime: rt, Clock: clk, EventRelistPeriod: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Stop(sys.Root, pid, 10*time.Second)
+	lists := func() int { return rt.CallCount(fake.MethodList) }
+	deadline := time.Now().Add(5 * time.Second)
+	for lists() < 1 && time.Now().Before(deadline) { // the first relist runs at start
+		runtime.Gosched()
+	}
+	if lists() != 1 {
+		t.Fatalf("%d lists at start, want 1", lists())
+	}
+	for !clk.HasWaiters() && time.Now().Before(deadline) { // the next relist's timer is set
+		runtime.Gosched()
+	}
+	clk.Step(time.Second)
+	for lists() < 2 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if lists() != 2 {
+		t.Fatalf("%d lists after stepping the clock 1 s, want 2", lists())
+	}
 }
