@@ -39,6 +39,8 @@ type nodeActor struct {
 	rejected    map[types.UID]bool      // refused at admission (NodePorts): never run
 	failed      map[types.UID]bool      // pod actor stopped after too many panics
 	gone        map[types.UID]time.Time // terminated pods → when; older listings are stale for them
+	draining    bool                    // StopAllPods: desire nothing any more
+	drainedTo   []*actor.PID            // who waits for AllPodsStopped
 	terminating map[types.UID]string    // removed pods not yet Terminated → namespace/name
 	statuses    map[types.UID]v1.PodStatus
 
@@ -120,6 +122,13 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 	case *messages.GetEvents:
 		ctx.Respond(&messages.Events{Items: append([]messages.Event(nil), n.events...)})
+	case *messages.StopAllPods:
+		n.draining = true
+		if ctx.Sender() != nil {
+			n.drainedTo = append(n.drainedTo, ctx.Sender())
+		}
+		n.reconcile(ctx)
+		n.checkDrained(ctx)
 	case *messages.GetHealth:
 		ctx.Respond(n.health(n.cfg.Clock.Now()))
 	case *messages.PodStatusReport:
@@ -177,6 +186,9 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 	sort.Strings(names)
 	want := map[types.UID]*v1.Pod{}
 	owner := map[string]types.UID{} // namespace/name → UID, first source wins
+	if n.draining {
+		names = nil // stopping every pod: no source counts any more
+	}
 	for _, s := range names {
 		for _, p := range n.sets[s] {
 			if prev, ok := owner[nsName(p)]; ok && prev != p.UID {
@@ -274,6 +286,7 @@ func (n *nodeActor) terminated(ctx actor.Context, uid types.UID) {
 	n.publish(ctx, n.removedPods[uid], n.statuses[uid], true)
 	delete(n.removedPods, uid)
 	delete(n.statuses, uid)
+	n.checkDrained(ctx)
 	for _, p := range n.desired {
 		if nsName(p) == name && !n.sent[p.UID] {
 			n.send(ctx, p)
@@ -371,4 +384,16 @@ func (n *nodeActor) countRunning(cs []runtimeadapter.Container) {
 		pods[c.Labels[runtimeadapter.LabelPodUID]] = true
 	}
 	n.cfg.Metrics.SetRunning(len(pods), containers)
+}
+
+// checkDrained answers StopAllPods once no pod is left running or
+// stopping.
+func (n *nodeActor) checkDrained(ctx actor.Context) {
+	if !n.draining || len(n.terminating) > 0 || len(n.drainedTo) == 0 {
+		return
+	}
+	for _, pid := range n.drainedTo {
+		ctx.Send(pid, &messages.AllPodsStopped{})
+	}
+	n.drainedTo = nil
 }

@@ -501,3 +501,35 @@ func TestPullProgressEvents(t *testing.T) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// StopAllPods stops and removes every pod, ignores the sources from then
+// on, and answers once everything is gone (--stop-pods-on-exit).
+func TestStopAllPods(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("a", "uid-a", v1.RestartPolicyAlways, "app"), testPod("b", "uid-b", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 10*time.Second, "pods running", func() bool {
+			return len(rt.Running("uid-a", "app")) == 1 && len(rt.Running("uid-b", "app")) == 1
+		})
+		res, err := h.sys.Root.RequestFuture(h.pid, &messages.StopAllPods{}, time.Minute).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.(*messages.AllPodsStopped); !ok {
+			t.Fatalf("answer %T", res)
+		}
+		if n := len(rt.Containers()); n != 0 {
+			t.Fatalf("%d containers left after StopAllPods answered", n)
+		}
+		h.apply(testPod("a", "uid-a", v1.RestartPolicyAlways, "app")) // a source still sending
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if n := len(rt.Containers()); n != 0 {
+			t.Fatalf("a source restarted %d containers while stopping", n)
+		}
+		h.stop()
+		rt.Close()
+	})
+}

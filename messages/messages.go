@@ -259,3 +259,11 @@ type RuntimeState struct {
 	Healthy bool
 	Err     error
 }
+
+// StopAllPods asks the node to stop and remove every pod it runs and to
+// ignore its sources from then on (actorlet run --stop-pods-on-exit). The
+// node answers *AllPodsStopped once every pod's containers are gone.
+type StopAllPods struct{}
+
+// AllPodsStopped answers StopAllPods.
+type AllPodsStopped struct{}

@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
+	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
@@ -33,6 +34,10 @@ import (
 // exitTimeout bounds stopping the actor tree on SIGTERM or SIGINT, so the
 // whole exit stays within 10 s.
 const exitTimeout = 8 * time.Second
+
+// stopPodsTimeout bounds --stop-pods-on-exit: the default grace period
+// (30 s) plus the runtime's slow-call deadline (2 min).
+const stopPodsTimeout = 30*time.Second + actors.DefaultRuntimeTimeout
 
 type runFlags struct {
 	manifests      string
@@ -50,6 +55,7 @@ type runFlags struct {
 	api            api.Options
 	allowPriv      bool
 	events         bool
+	stopPods       bool
 	eventRelist    time.Duration
 	allowHostPath  bool
 }
@@ -90,6 +96,7 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
+	fl.BoolVar(&f.stopPods, "stop-pods-on-exit", false, "on SIGTERM/SIGINT, stop and remove every pod (each within its grace period) before exiting")
 	return cmd
 }
 
@@ -201,6 +208,12 @@ func run(ctx context.Context, f runFlags) error {
 	case s := <-sig:
 		log.Info("signal received; stopping actors and leaving pods running", zap.String("signal", s.String()))
 	case <-ctx.Done():
+	}
+	if f.stopPods {
+		log.Info("stopping every pod before exiting (--stop-pods-on-exit)")
+		if _, err := sys.Root.RequestFuture(pid, &messages.StopAllPods{}, stopPodsTimeout).Result(); err != nil {
+			log.Warn("pods not all stopped in time; exiting anyway", zap.Error(err), zap.Duration("waited", stopPodsTimeout))
+		}
 	}
 	if err := actors.StopNode(sys.Root, pid, exitTimeout); err != nil {
 		log.Warn("actor tree did not stop in time; exiting anyway", zap.Error(err))
