@@ -9,7 +9,7 @@ ROOT_DIR ?= $(CURDIR)/build/root
 PAUSE_BIN := internal/pauseimage/bin/pause
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: all build images run test clean-pods clean
+.PHONY: all build images run test clean-pods clean soak bench
 
 all: build
 
@@ -40,3 +40,17 @@ clean-pods:
 
 clean:
 	rm -rf bin build $(PAUSE_BIN)
+
+# Benchmarks (issue 7; not part of `make test`): every table of
+# BENCHMARKS.md, about 8 minutes on 2 cores; the Docker ones need Docker.
+# One, or a quick pass:  make bench BENCH_FLAGS='-only detect -quick'
+BENCH_FLAGS ?=
+.PHONY: bench
+bench:
+	$(GO) run ./bench/cmd/actorlet-bench $(BENCH_FLAGS)
+
+# Churn pods on real Docker with random kills of containers and of the
+# agent, checking the invariants (not part of make test).
+SOAK_DURATION ?= 5m
+soak: build images
+	$(GO) run ./hack/soak -duration $(SOAK_DURATION) -agent bin/actorlet
