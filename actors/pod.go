@@ -48,7 +48,8 @@ type podActor struct {
 
 	containers []runtimeadapter.Container
 	observedAt time.Time
-	listed     bool // the first list has come back
+	version    uint64 // the runtime's state version of that listing (0: none)
+	listed     bool   // the first list has come back
 
 	syncing bool
 	dirty   bool
@@ -65,7 +66,14 @@ type podActor struct {
 	syncStart time.Time
 	// runtimeDown: the PLEG's lists fail; act on nothing until they work.
 	runtimeDown bool
-	imageWaits  map[string]imageWait
+	// halt ends when this incarnation stops: its workers start no further
+	// runtime call (one under way finishes within its deadline).
+	halt       context.Context
+	cancelHalt context.CancelFunc
+	// relistSelf: a PLEG listing tied with this actor's own; list again
+	// to learn which is right.
+	relistSelf bool
+	imageWaits map[string]imageWait
 
 	// Probes: one child per container and probe kind, and what they said,
 	// by container instance ID.
@@ -84,6 +92,7 @@ type (
 	syncDone struct {
 		containers []runtimeadapter.Container
 		observedAt time.Time
+		version    uint64
 		listErr    error
 		errs       []error
 		images     map[string]imageWait // container → why its image is not there
@@ -122,13 +131,16 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
+		a.halt, a.cancelHalt = context.WithCancel(context.Background())
 		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
 		a.startList(ctx)
 	case *actor.Restarting:
 		a.cfg.Metrics.IncPodActorRestart()
 		a.stopTimer()
+		a.stopWorkers()
 	case *actor.Stopping:
 		a.stopTimer()
+		a.stopWorkers()
 	case *messages.PodSpec:
 		if a.pod != nil && m.Pod != nil && a.pod.Name != m.Pod.Name {
 			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
@@ -155,7 +167,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		for _, e := range m.Events {
 			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
 		}
-		a.observe(m.Containers, m.ObservedAt, false)
+		a.observe(m.Containers, m.ObservedAt, m.Version, false)
 		a.sync(ctx)
 	case *syncDone:
 		a.syncing = false
@@ -165,7 +177,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
-			a.observe(m.containers, m.observedAt, true)
+			a.observe(m.containers, m.observedAt, m.version, true)
 			a.listed = true
 		}
 		for _, name := range m.started {
@@ -212,7 +224,7 @@ func (a *podActor) startList(ctx actor.Context) {
 			}
 			sys.Root.Send(self, done)
 		}()
-		done.containers, done.observedAt, done.listErr = w.list()
+		done.containers, done.observedAt, done.version, done.listErr = w.list()
 	}()
 }
 
@@ -226,13 +238,26 @@ func (a *podActor) nextRetry() time.Duration {
 // observe takes a listing of the pod's containers unless the one held is
 // newer: a stale listing never overwrites a newer one. own marks this
 // actor's own listing after a sync, which wins a tie.
-func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time, own bool) {
-	if at.Before(a.observedAt) || (!own && at.Equal(a.observedAt)) {
-		// Older, or a PLEG listing of the same instant as this actor's own
-		// (taken after its actions): keep what is held.
+func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time, version uint64, own bool) {
+	if version != 0 && a.version != 0 {
+		// The runtime versions its state: that orders listings exactly.
+		if version < a.version || (version == a.version && !own) {
+			return
+		}
+		a.containers, a.observedAt, a.version = cs, at, version
+		a.dirtyProbes = true
 		return
 	}
-	a.containers, a.observedAt = cs, at
+	if at.Before(a.observedAt) {
+		return
+	}
+	if !own && at.Equal(a.observedAt) {
+		// A PLEG listing of the same instant as this actor's own: either
+		// may predate the other's news. List again to settle it.
+		a.relistSelf = true
+		return
+	}
+	a.containers, a.observedAt, a.version = cs, at, version
 	a.dirtyProbes = true
 }
 
@@ -249,8 +274,9 @@ func (a *podActor) sync(ctx actor.Context) {
 		a.dirty = true
 		return
 	}
-	if !a.listed {
-		a.startList(ctx) // first, or a retry after a failed list
+	if !a.listed || a.relistSelf {
+		a.relistSelf = false
+		a.startList(ctx) // first, a retry after a failed list, or a tie to settle
 		return
 	}
 	if !a.known {
@@ -306,7 +332,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	a.syncing = true
 	a.syncStart = now
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
-	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod}
+	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod, halt: a.halt}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	go func() {
 		done := &syncDone{}
@@ -318,7 +344,11 @@ func (a *podActor) sync(ctx actor.Context) {
 		}()
 		done.errs = w.run(plan)
 		done.images, done.started = w.images, w.started
-		done.containers, done.observedAt, done.listErr = w.list()
+		if w.halted() {
+			done.listErr = errors.New("pod actor stopped")
+			return
+		}
+		done.containers, done.observedAt, done.version, done.listErr = w.list()
 	}()
 }
 
@@ -377,7 +407,8 @@ type worker struct {
 	images  map[string]imageWait
 	started []string
 	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
-	pulling string  // the container whose image is being pulled
+	halt    context.Context
+	pulling string // the container whose image is being pulled
 
 	cfg       Config
 	pod       *v1.Pod
@@ -412,9 +443,23 @@ func (w *worker) run(plan podsync.Plan) []error {
 		}
 	}
 	errs = append(errs, w.kill(apps)...)
+	if len(errs) > 0 {
+		// A container that did not stop must not get a second instance
+		// (invariant 1), nor lose its sandbox: retry the whole plan later.
+		return errs
+	}
+	if w.halted() {
+		return nil
+	}
 	errs = append(errs, w.kill(sandboxes)...)
+	if len(errs) > 0 || w.halted() {
+		return errs
+	}
 
 	if plan.AdoptSandboxID != "" {
+		if w.halted() {
+			return errs
+		}
 		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 		err := w.cfg.Runtime.Start(ctx, plan.AdoptSandboxID)
 		cancel()
@@ -424,7 +469,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.sandboxID = plan.AdoptSandboxID
 		w.log.Info("sandbox started", zap.String("id", short(w.sandboxID)), zap.String("reason", podsync.ReasonAdopt))
 	}
-	if plan.CreateSandbox {
+	if plan.CreateSandbox && !w.halted() {
 		if plan.SandboxAttempt > 0 {
 			w.event(messages.EventNormal, "SandboxChanged", "", "Pod sandbox changed, it will be killed and re-created.")
 		}
@@ -436,11 +481,17 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.sandboxID = id
 	}
 	for _, s := range plan.Start {
+		if w.halted() {
+			return errs
+		}
 		if err := w.start(s); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, c := range plan.Remove {
+		if w.halted() {
+			return errs
+		}
 		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 		err := w.cfg.Runtime.Remove(ctx, c.ID)
 		cancel()
@@ -597,14 +648,14 @@ func (w *worker) start(s podsync.Start) error {
 }
 
 // list reads the pod's containers back after the plan ran.
-func (w *worker) list() ([]runtimeadapter.Container, time.Time, error) {
+func (w *worker) list() ([]runtimeadapter.Container, time.Time, uint64, error) {
 	ctx, cancel := w.call(w.cfg.ListTimeout)
 	defer cancel()
 	res, err := w.cfg.Runtime.List(ctx, runtimeadapter.ListOptions{Node: w.cfg.NodeName, PodUID: string(w.uid), All: true})
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
+		return nil, time.Time{}, 0, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
 	}
-	return res.Containers, res.ObservedAt, nil
+	return res.Containers, res.ObservedAt, res.Version, nil
 }
 
 func short(id string) string {
@@ -872,5 +923,15 @@ func logPanics(log *zap.Logger, uid types.UID) actor.ReceiverMiddleware {
 			}()
 			next(c, env)
 		}
+	}
+}
+
+// halted reports whether the actor that started this worker has stopped
+// (or restarted): the worker then starts no further runtime call.
+func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }
+
+func (a *podActor) stopWorkers() {
+	if a.cancelHalt != nil {
+		a.cancelHalt()
 	}
 }

@@ -195,7 +195,14 @@ func (r *relistActor) list(ctx actor.Context) {
 			return
 		}
 		if len(touched) > 0 {
-			out.res.Containers = inspectTouched(c, rt, node, out.res.Containers, touched)
+			var corrected bool
+			out.res.Containers, corrected = inspectTouched(c, rt, node, out.res.Containers, touched)
+			if corrected {
+				// The listing now holds news newer than its version: the
+				// version no longer orders it (pod actors settle a tie by
+				// listing again).
+				out.res.Version = 0
+			}
 		}
 	}()
 }
@@ -256,17 +263,20 @@ func (r *relistActor) subscribe(ctx actor.Context) {
 // "die" while its list still says running), so those few containers are
 // inspected and the inspection wins. A container inspected as gone is
 // dropped; one the list missed is added if it is this node's.
-func inspectTouched(ctx context.Context, rt runtimeadapter.Runtime, node string, cs []runtimeadapter.Container, touched map[string]bool) []runtimeadapter.Container {
+func inspectTouched(ctx context.Context, rt runtimeadapter.Runtime, node string, cs []runtimeadapter.Container, touched map[string]bool) ([]runtimeadapter.Container, bool) {
 	out := make([]runtimeadapter.Container, 0, len(cs))
 	seen := map[string]bool{}
+	corrected := false
 	for _, c := range cs {
 		if touched[c.ID] {
 			seen[c.ID] = true
 			in, err := rt.Inspect(ctx, c.ID)
 			switch {
 			case errors.Is(err, runtimeadapter.ErrNotFound):
+				corrected = true
 				continue // gone since the list
 			case err == nil:
+				corrected = corrected || in.State != c.State
 				c = in
 			}
 		}
@@ -278,7 +288,8 @@ func inspectTouched(ctx context.Context, rt runtimeadapter.Runtime, node string,
 		}
 		if in, err := rt.Inspect(ctx, id); err == nil && runtimeadapter.IsManaged(in.Labels, node) {
 			out = append(out, in)
+			corrected = true
 		}
 	}
-	return out
+	return out, corrected
 }

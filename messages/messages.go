@@ -72,6 +72,7 @@ type PodTransitions struct {
 	Events     []PodLifecycleEvent
 	Containers []runtimeadapter.Container
 	ObservedAt time.Time
+	Version    uint64 // the runtime's state version, when it has one
 }
 
 // RelistSnapshot is every managed container of this node from one successful

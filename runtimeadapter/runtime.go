@@ -76,6 +76,10 @@ type ListResult struct {
 	// ObservedAt is when the listing was requested: everything the runtime
 	// did before it is reflected. Used to order observations.
 	ObservedAt time.Time
+	// Version is the runtime's state version at the listing, when it keeps
+	// one (the fake does; 0: unknown). It orders listings ObservedAt
+	// cannot (the same instant).
+	Version uint64
 }
 
 // ContainerSpec is what CreateContainer needs. Adapters add the log driver

@@ -196,6 +196,7 @@ func (r *Relister) batch(res runtimeadapter.ListResult) []messages.PodTransition
 			UID:        r.pending[i].uid,
 			Events:     evs,
 			ObservedAt: res.ObservedAt,
+			Version:    res.Version,
 		})
 		i = j
 	}

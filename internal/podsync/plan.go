@@ -286,8 +286,13 @@ func Compute(in Input) Plan {
 	if podDone(pod, g) {
 		p.Done = true
 		for _, s := range g.sandboxes {
-			if isLive(&s) {
+			switch s.State {
+			case runtimeadapter.StateRunning:
 				p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonPodCompleted})
+			case runtimeadapter.StateUnknown:
+				// Created and never started (or paused): stopping does
+				// nothing to it; remove it.
+				p.Remove = append(p.Remove, s)
 			}
 		}
 		if in.GC {

@@ -130,6 +130,7 @@ func (r *Runtime) breakStreamsLocked(err error) {
 
 // publishLocked queues an event about c for every stream of c's node.
 func (r *Runtime) publishLocked(kind runtimeadapter.EventKind, c *container) {
+	r.version++
 	if len(r.subs) == 0 {
 		return
 	}

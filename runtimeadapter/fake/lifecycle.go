@@ -30,6 +30,7 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (_ 
 	}
 	res := runtimeadapter.ListResult{ObservedAt: at}
 	r.mu.Lock()
+	res.Version = r.version
 	for _, c := range r.order {
 		if !runtimeadapter.IsManaged(c.c.Labels, opts.Node) ||
 			(opts.PodUID != "" && c.c.Labels[runtimeadapter.LabelPodUID] != opts.PodUID) ||

@@ -28,10 +28,11 @@ type Runtime struct {
 	autoImages bool
 	images     map[string]bool // normalised refs
 
-	seq    uint64                // last container number handed out
-	byID   map[string]*container // every container, managed or not
-	byName map[string]string     // runtime name → ID
-	order  []*container          // creation order
+	seq     uint64                // last container number handed out
+	version uint64                // bumped on every container state change (ListResult.Version)
+	byID    map[string]*container // every container, managed or not
+	byName  map[string]string     // runtime name → ID
+	order   []*container          // creation order
 
 	rules  []rule
 	faults map[string]*fault
@@ -113,6 +114,7 @@ func (r *Runtime) Close() {
 func (r *Runtime) newIDLocked() string {
 	for {
 		r.seq++
+		r.version++
 		sum := sha256.Sum256([]byte("actorlet-fake-container-" + strconv.FormatUint(r.seq, 10)))
 		id := hex.EncodeToString(sum[:])
 		if _, taken := r.byID[id]; !taken {
