@@ -176,7 +176,7 @@ func (r *relistActor) list(ctx actor.Context) {
 	r.inFlight = true
 	r.started = r.cfg.Clock.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
-	rt, node, timeout := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout
+	rt, node, timeout, clk := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout, r.cfg.Clock
 	touched := r.touched
 	r.touched = nil
 	go func() {
@@ -198,10 +198,14 @@ func (r *relistActor) list(ctx actor.Context) {
 			var corrected bool
 			out.res.Containers, corrected = inspectTouched(c, rt, node, out.res.Containers, touched)
 			if corrected {
-				// The listing now holds news newer than its version: the
-				// version no longer orders it (pod actors settle a tie by
-				// listing again).
+				// The listing now holds news newer than its start and its
+				// version: date it after the inspections, so a pod actor
+				// does not discard it as older than its own listing, and
+				// drop the version, which no longer orders it (a tie is
+				// settled by listing again; deterministic names make a
+				// re-create of a container this listing missed an adoption).
 				out.res.Version = 0
+				out.res.ObservedAt = clk.Now()
 			}
 		}
 	}()

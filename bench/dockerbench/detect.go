@@ -1,0 +1,117 @@
+package dockerbench
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
+)
+
+// Detection is one container exit and when actorlet knew of it.
+type Detection struct {
+	ID       string
+	Finished time.Time // Docker's FinishedAt (from the status actorlet reports)
+	Die      time.Time // Docker's die event
+	Known    time.Time // a PodStatusChanged showed it not running
+	// From actorlet's debug logs (zero when not logged): the relist actor
+	// received the die event; the pod actor received the ContainerDied
+	// transition.
+	EventIn, PLEG time.Time
+}
+
+// FromFinished is the latency from Docker's FinishedAt.
+func (d Detection) FromFinished() time.Duration { return d.Known.Sub(d.Finished) }
+
+// FromDie is the latency from Docker's die event (-1 when the event was
+// not seen).
+func (d Detection) FromDie() time.Duration {
+	if d.Die.IsZero() {
+		return -1
+	}
+	return d.Known.Sub(d.Die)
+}
+
+// Detect runs pods pods whose container exits by itself (after 1.2 s to
+// 2.1 s, different per pod so that exits spread out) and is restarted at
+// once (CrashLoopBackOff 0), until exits exits have been detected, and
+// returns them. Latency: from the container's exit (Docker's FinishedAt;
+// the die event is recorded too) to the moment a subscriber of the node
+// (messages.Subscribe, in this process) receives a PodStatusChanged showing
+// that container not running. relistOnly turns Docker's event stream off.
+func (e *Env) Detect(relistOnly bool, pods, exits int, timeout time.Duration) ([]Detection, error) {
+	mode := "events"
+	if relistOnly {
+		mode = "relist"
+	}
+	name := NodeName("detect-" + mode)
+	defer e.CleanupNode(name)
+	w := e.Watch(runtimeadapter.LabelNode + "=" + name)
+	defer w.Stop()
+
+	var mu sync.Mutex
+	known := map[string]Detection{}
+	onStatus := func(at time.Time, m *messages.PodStatusChanged) {
+		mu.Lock()
+		defer mu.Unlock()
+		exitedIDs(m.Pod, func(id string, finished time.Time) {
+			if _, ok := known[id]; !ok && id != "" {
+				known[id] = Detection{ID: id, Finished: finished, Known: at}
+			}
+		})
+	}
+	tr := newTracer()
+	n, err := e.StartNode(name, NodeConfig{Backoff: supervision.BackoffPolicy{}, RelistOnly: relistOnly, Logger: tr.Logger()}, onStatus)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	var ps []*v1.Pod
+	for i := range pods {
+		after := 1200*time.Millisecond + time.Duration(i)*900*time.Millisecond/time.Duration(max(pods-1, 1))
+		ps = append(ps, WorkloadPod(fmt.Sprintf("detect-%d", i), map[string]string{"TW_EXIT_AFTER": after.String()}))
+	}
+	if err := n.SetPods(ps); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		mu.Lock()
+		got := len(known)
+		mu.Unlock()
+		if got >= exits {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("detect (%s): %d of %d exits detected within %s", mode, got, exits, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the last die events
+	evs, err := w.Events()
+	if err != nil {
+		return nil, fmt.Errorf("docker events: %w", err)
+	}
+	die := map[string]time.Time{}
+	for _, ev := range evs {
+		if ev.Action == "die" {
+			die[ev.ID] = ev.Time
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var out []Detection
+	for id, d := range known {
+		d.Die = die[id]
+		d.EventIn, d.PLEG = tr.at("runtime event", "die", id), tr.at("PLEG event", "ContainerDied", id)
+		if d.Finished.IsZero() {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

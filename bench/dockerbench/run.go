@@ -1,0 +1,209 @@
+package dockerbench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/actorlet/actorlet/bench/report"
+)
+
+// Options size the Docker benchmarks.
+type Options struct {
+	DetectPods, DetectExits int
+	IsolatedExits           int // exits of a pod alone on its node
+	DieViews                int
+	Restarts                int
+	StartPods               int
+	Idle                    IdleOptions
+}
+
+// DefaultOptions are the issue's sizes; quick ones are for iterating.
+func DefaultOptions(quick bool) Options {
+	if quick {
+		return Options{DetectPods: 6, DetectExits: 20, IsolatedExits: 2, DieViews: 3, Restarts: 8, StartPods: 20,
+			Idle: IdleOptions{Pods: 20, Window: 15 * time.Second, Settle: 3 * time.Second}}
+	}
+	return Options{DetectPods: 8, DetectExits: 60, IsolatedExits: 5, DieViews: 10, Restarts: 24, StartPods: 50,
+		Idle: IdleOptions{Pods: 100, Window: 60 * time.Second, Settle: 10 * time.Second}}
+}
+
+// Targets of the issue.
+const (
+	TargetDetectP99    = 20 * time.Millisecond
+	TargetRestartRatio = 1.0
+	TargetStartRatio   = 1.1
+	TargetIdlePercent  = 1.0
+)
+
+func pcts(xs []time.Duration) (p50, p90, p99, mx time.Duration) {
+	return report.Percentile(xs, 50), report.Percentile(xs, 90), report.Percentile(xs, 99), report.Percentile(xs, 100)
+}
+
+func mean(xs []time.Duration) time.Duration {
+	if len(xs) == 0 {
+		return -1
+	}
+	var s time.Duration
+	for _, x := range xs {
+		s += x
+	}
+	return s / time.Duration(len(xs))
+}
+
+func pair(xs []time.Duration) string {
+	return report.Ms(report.Percentile(xs, 50)) + " / " + report.Ms(report.Percentile(xs, 90))
+}
+
+// RunDetect measures detection latency with events and relist only.
+func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
+	t := &report.Table{
+		Title:  "Detection latency on Docker: container exit → the pod's status shows it (in-process subscriber)",
+		Header: []string{"mode", "exits", "p50", "p90", "p99", "max", "p50 from die event", "p99 from die event", "target p99", "vs target"},
+	}
+	stages := &report.Table{
+		Title:  "Where detection time goes (p50 / p90 of each stage, exits whose stages were all logged)",
+		Header: []string{"mode", "exits", "FinishedAt → die event (Docker)", "die event → relist actor has it", "→ pod actor has the transition (list, inspect, diff, router)", "→ subscriber has the status (pod sync, node)"},
+	}
+	stages.Notes = []string{"Stage times come from actorlet's own debug logs (\"runtime event\", \"PLEG event\"), recorded in memory by a zap core that keeps only those two messages."}
+	var series []report.Series
+	var p50s []time.Duration
+	type run struct {
+		mode        string
+		relistOnly  bool
+		pods, exits int
+	}
+	runs := []run{
+		{fmt.Sprintf("events (default), %d pods", o.DetectPods), false, o.DetectPods, o.DetectExits},
+		{fmt.Sprintf("relist only (1 s), %d pods", o.DetectPods), true, o.DetectPods, o.DetectExits},
+	}
+	if o.IsolatedExits > 0 {
+		runs = append(runs, run{"events (default), 1 pod alone", false, 1, o.IsolatedExits})
+	}
+	for _, r := range runs {
+		mode, relistOnly := r.mode, r.relistOnly
+		e.logf("detect: %s, until %d exits (load %s)", mode, r.exits, report.Load())
+		ds, err := e.Detect(relistOnly, r.pods, r.exits, 3*time.Minute)
+		if err != nil {
+			return nil, nil, err
+		}
+		var fin, die []time.Duration
+		for _, d := range ds {
+			fin = append(fin, d.FromFinished())
+			if x := d.FromDie(); x >= 0 {
+				die = append(die, x)
+			}
+		}
+		p50, p90, p99, mx := pcts(fin)
+		tgt, vs := "", ""
+		if !relistOnly && r.pods > 1 {
+			tgt, vs = "≤ "+report.Ms(TargetDetectP99), report.Ratio(float64(p99), float64(TargetDetectP99))
+		}
+		t.Add(mode, len(fin), report.Ms(p50), report.Ms(p90), report.Ms(p99), report.Ms(mx),
+			report.Ms(report.Percentile(die, 50)), report.Ms(report.Percentile(die, 99)), tgt, vs)
+		series = append(series, report.Series{Name: mode, Samples: fin})
+		p50s = append(p50s, p50)
+		var st [4][]time.Duration
+		for _, d := range ds {
+			if d.Die.IsZero() || d.EventIn.IsZero() || d.PLEG.IsZero() {
+				continue
+			}
+			st[0] = append(st[0], d.Die.Sub(d.Finished))
+			st[1] = append(st[1], d.EventIn.Sub(d.Die))
+			st[2] = append(st[2], d.PLEG.Sub(d.EventIn))
+			st[3] = append(st[3], d.Known.Sub(d.PLEG))
+		}
+		if len(st[0]) > 0 {
+			stages.Add(mode, len(st[0]), pair(st[0]), pair(st[1]), pair(st[2]), pair(st[3]))
+		}
+	}
+	t.Notes = []string{
+		fmt.Sprintf("Each of %d pods runs a testworkload container that exits by itself after 1.2–2.1 s (different per pod) and is restarted at once (CrashLoopBackOff 0), so exits keep coming; every exit until %d is a sample. Latency runs from the container's FinishedAt as Docker reports it (the die event's timestamp in the next columns) to the arrival of the PodStatusChanged, at a subscriber in the same process, that shows that container not running. The node is spawned with actors.NodeProps (node.Options has no field for the event stream); relist only is EventRelistPeriod -1.", o.DetectPods, o.DetectExits),
+		fmt.Sprintf("Relist only vs events, p50: %s. The pod alone: the same workload on a node with one pod, so that no other container's event triggers a relist.", report.Ratio(float64(p50s[1]), float64(p50s[0]))),
+	}
+	if o.DieViews > 0 {
+		vs, err := e.DieViews(o.DieViews)
+		if err != nil {
+			return nil, nil, err
+		}
+		running := 0
+		var took []time.Duration
+		for _, v := range vs {
+			if v.ListState == "running" {
+				running++
+			}
+			took = append(took, v.InspectTook)
+		}
+		stages.Notes = append(stages.Notes, fmt.Sprintf("What Docker says right after a die event (%d containers exiting by themselves, no actorlet): ContainerList, asked at once, still showed the container running %d times out of %d; ContainerInspect then blocked %s (median) and said exited. actorlet's relist on a die event reads ContainerList, then inspects the containers the events named.", len(vs), running, len(vs), report.Ms(report.Percentile(took, 50))))
+	}
+	return []*report.Table{t, stages}, series, nil
+}
+
+// RunRestart measures restart latency, Docker's restart policy first.
+func (e *Env) RunRestart(o Options) (*report.Table, []report.Series, error) {
+	e.logf("restart: Docker --restart=always, %d containers (load %s)", o.Restarts, report.Load())
+	dk, err := e.RestartDocker(o.Restarts, 90*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.logf("restart: actorlet, backoff 0, %d pods (load %s)", o.Restarts, report.Load())
+	al, lost, err := e.RestartActorlet(o.Restarts, 45*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := &report.Table{
+		Title:  "Restart latency on Docker: die event → start event of the replacement (first restart of fresh containers)",
+		Header: []string{"restarter", "restarts", "not restarted in 45 s", "p50", "p90", "p99", "mean", "ratio p50 (actorlet / Docker)", "ratio mean", "target"},
+	}
+	d50, d90, d99, _ := pcts(dk)
+	a50, a90, a99, _ := pcts(al)
+	t.Add("Docker --restart=always", len(dk), 0, report.Ms(d50), report.Ms(d90), report.Ms(d99), report.Ms(mean(dk)), "", "", "")
+	t.Add("actorlet, CrashLoopBackOff 0", len(al), lost, report.Ms(a50), report.Ms(a90), report.Ms(a99), report.Ms(mean(al)),
+		report.Ratio(float64(a50), float64(d50)), report.Ratio(float64(mean(al)), float64(mean(dk))), "≤ 1.00×")
+	t.Notes = []string{"Both sides run the testworkload image exiting by itself 1 s after each start (TW_EXIT_AFTER=1s; a `docker kill` would cancel Docker's policy), started 150 ms apart, in the same run, Docker's side first. Docker restarts the same container after its restart manager's 100 ms initial delay; actorlet (events on) creates a new container in the pod's sandbox. Times are Docker's event timestamps. A pod \"not restarted\" had its first container die and no replacement start within 45 s of the last pod being given (it is left out of the percentiles)."}
+	return t, []report.Series{{Name: "Docker --restart=always", Samples: dk}, {Name: "actorlet, backoff 0", Samples: al}}, nil
+}
+
+// RunStart measures the start of o.StartPods pods, CLI script first.
+func (e *Env) RunStart(o Options) (*report.Table, error) {
+	e.logf("start: docker CLI script, %d pods (load %s)", o.StartPods, report.Load())
+	cli, err := e.StartCLI(o.StartPods, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	e.logf("start: actorlet, %d pods (load %s)", o.StartPods, report.Load())
+	al, err := e.StartActorlet(o.StartPods, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	t := &report.Table{
+		Title:  fmt.Sprintf("Starting %d pods (sandbox + 1 container each) on Docker", o.StartPods),
+		Header: []string{"starter", "time", "ratio (actorlet / CLI)", "target"},
+	}
+	t.Add(fmt.Sprintf("docker CLI script, %d pods in parallel (2 × docker run -d each)", o.StartPods), report.Ms(cli), "", "")
+	t.Add("actorlet: SetHostPods → every pod Running", report.Ms(al), report.Ratio(float64(al), float64(cli)), "≤ 1.10×")
+	t.Notes = []string{"The script runs one subshell per pod, all at once: `docker run -d` of the pause sandbox, then of the testworkload container in its network namespace, with actorlet's log options; its time ends when every docker run has returned. actorlet's time runs from SetHostPods with all the pods (in process) to the PodStatusChanged showing the last pod Running with its container running; its pod actors work in parallel too. Docker's side first, then actorlet's, each on a fresh set of containers."}
+	return t, nil
+}
+
+// RunIdle measures the agent's idle CPU with events on and off.
+func (e *Env) RunIdle(o Options) (*report.Table, error) {
+	e.logf("idle: building actorlet and starting %d pods (load %s)", o.Idle.Pods, report.Load())
+	rs, err := e.IdleCPU(o.Idle)
+	if err != nil {
+		return nil, err
+	}
+	t := &report.Table{
+		Title:  fmt.Sprintf("Idle CPU of the actorlet binary with %d running pods", o.Idle.Pods),
+		Header: []string{"mode", "window", "CPU (utime+stime)", "% of one core", "relists in window", "target", "vs target"},
+	}
+	for _, r := range rs {
+		mode := "events on (default)"
+		if !r.Events {
+			mode = "--runtime-events=false"
+		}
+		t.Add(mode, r.Window.Round(time.Second), r.CPU, fmt.Sprintf("%.2f%%", r.Percent()), fmt.Sprintf("%.0f", r.Relists),
+			fmt.Sprintf("< %.0f%%", TargetIdlePercent), report.Ratio(r.Percent(), TargetIdlePercent))
+	}
+	t.Notes = []string{fmt.Sprintf("`actorlet run --manifests DIR --port 0 --log-format json` on %d manifests (pause sandbox + a sleeping testworkload container each). CPU is utime+stime of the agent process from /proc/<pid>/stat (clock ticks of 10 ms) over the window, which starts %s after every container runs. The second run is the same agent restarted with --runtime-events=false, adopting the running pods. Docker's own CPU for the agent's calls is not included.", o.Idle.Pods, o.Idle.Settle)}
+	return t, nil
+}

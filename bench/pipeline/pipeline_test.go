@@ -1,0 +1,39 @@
+package pipeline
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// A small run of the whole benchmark: every number it reports is sane.
+func TestRunSmall(t *testing.T) {
+	r, tables, err := Run(Options{Pods: 50, Rounds: 2, Tries: 1, Kills: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pods.Events != 100 || r.Pods.Elapsed <= 0 || r.Router.Events != 1000 || r.Kills.Events != 10 {
+		t.Errorf("throughput: %+v %+v %+v", r.Pods, r.Router, r.Kills)
+	}
+	if r.Memory.Tree <= 0 || r.Memory.Spec <= 0 || r.Memory.Status <= 0 {
+		t.Errorf("memory: %+v", r.Memory)
+	}
+	if testing.Verbose() {
+		for _, tb := range tables {
+			tb.Write(os.Stdout)
+		}
+	}
+}
+
+func TestQuietClock(t *testing.T) {
+	var q Env
+	q.quiet.Store(true)
+	c := quietClock{quiet: &q.quiet}
+	fired := make(chan bool, 2)
+	c.AfterFunc(time.Millisecond, func() { fired <- true })
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("short timer did not fire")
+	}
+}

@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// Batches returns one PodTransitions per pod, as the relist sends them:
+// the pod's containers as the runtime lists them now, and one event (the
+// app container started). Since the containers are exactly what the pod
+// actor already holds, its sync finds nothing to do: a batch costs the
+// message path plus one plan and status computation, no runtime call.
+// With unknown, the UIDs are of no pod (the router drops such batches).
+func (e *Env) Batches(unknown bool) ([]*messages.PodTransitions, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := e.RT.List(ctx, runtimeadapter.ListOptions{Node: e.Name, All: true})
+	if err != nil {
+		return nil, err
+	}
+	byPod := map[types.UID]*messages.PodTransitions{}
+	var out []*messages.PodTransitions
+	for _, c := range res.Containers {
+		uid := types.UID(c.Labels[runtimeadapter.LabelPodUID])
+		b := byPod[uid]
+		if b == nil {
+			b = &messages.PodTransitions{UID: uid, ObservedAt: time.Now()}
+			if unknown {
+				b.UID = "unknown-" + uid
+			}
+			byPod[uid] = b
+			out = append(out, b)
+		}
+		b.Containers = append(b.Containers, c)
+		if c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeApp) {
+			b.Events = append(b.Events, messages.PodLifecycleEvent{Type: messages.ContainerStarted, ContainerID: c.ID, ContainerName: c.Labels[runtimeadapter.LabelContainerName]})
+		}
+	}
+	return out, nil
+}
+
+// Processed returns how many user messages actors of kind (metrics.KindPod,
+// KindRouter) have processed, from actorlet's own mailbox counter.
+func (e *Env) Processed(kind string) (float64, error) {
+	if e.Reg == nil {
+		return 0, errors.New("node started without metrics")
+	}
+	mfs, err := e.Reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != metrics.Namespace+"_mailbox_messages_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if labelIs(m, metrics.LabelKind, kind) {
+				return m.GetCounter().GetValue(), nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+func labelIs(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// Throughput is one feeding of batches to the router.
+type Throughput struct {
+	Batches, Events int
+	Elapsed         time.Duration
+	// CPU is the process's CPU time (user + system, all threads) over
+	// Elapsed: less sensitive than Elapsed to other processes on the
+	// machine.
+	CPU time.Duration
+}
+
+// PerSec returns events per second.
+func (t Throughput) PerSec() float64 { return float64(t.Events) / t.Elapsed.Seconds() }
+
+// CPUPerEvent returns the CPU time per event.
+func (t Throughput) CPUPerEvent() time.Duration { return t.CPU / time.Duration(max(t.Events, 1)) }
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Feed sends every batch rounds times, round-robin over the pods, to the
+// router from one goroutine (as the relist actor sends them), and waits
+// until actors of kind have processed that many more messages. Elapsed runs
+// from the first send to that moment (polled every millisecond).
+func (e *Env) Feed(batches []*messages.PodTransitions, rounds int, kind string, timeout time.Duration) (Throughput, error) {
+	before, err := e.Processed(kind)
+	if err != nil {
+		return Throughput{}, err
+	}
+	t := Throughput{Batches: len(batches) * rounds}
+	for _, b := range batches {
+		t.Events += len(b.Events) * rounds
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	for range rounds {
+		for _, b := range batches {
+			e.Sys.Root.Send(e.Router, b)
+		}
+	}
+	deadline := start.Add(timeout)
+	for {
+		n, err := e.Processed(kind)
+		if err != nil {
+			return t, err
+		}
+		if n-before >= float64(t.Batches) {
+			t.Elapsed, t.CPU = time.Since(start), cpuTime()-cpu0
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			return t, fmt.Errorf("%s actors processed %.0f of %d batches within %s", kind, n-before, t.Batches, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Kill makes the app containers of the first n pods exit at once (the
+// fake's Kill, as `docker kill`: a die event each), and measures until the
+// pod actors have processed n more messages: with events on, the deaths go
+// die event → relist (a full List of the fake runtime, diffed by the PLEG)
+// → router → pod actor, whose sync then only waits (the benchmark's
+// CrashLoopBackOff is an hour), so each death is exactly one pod message.
+func (e *Env) Kill(n int, timeout time.Duration) (Throughput, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := e.RT.List(ctx, runtimeadapter.ListOptions{Node: e.Name})
+	if err != nil {
+		return Throughput{}, err
+	}
+	want := map[string]bool{}
+	for _, uid := range e.UIDs[:min(n, len(e.UIDs))] {
+		want[string(uid)] = true
+	}
+	var ids []string
+	for _, c := range res.Containers {
+		if want[c.Labels[runtimeadapter.LabelPodUID]] && c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeApp) {
+			ids = append(ids, c.ID)
+		}
+	}
+	before, err := e.Processed(metrics.KindPod)
+	if err != nil {
+		return Throughput{}, err
+	}
+	t := Throughput{Batches: len(ids), Events: len(ids)}
+	start, cpu0 := time.Now(), cpuTime()
+	for _, id := range ids {
+		if err := e.RT.Kill(id, 137); err != nil {
+			return t, err
+		}
+	}
+	deadline := start.Add(timeout)
+	for {
+		got, err := e.Processed(metrics.KindPod)
+		if err != nil {
+			return t, err
+		}
+		if got-before >= float64(len(ids)) {
+			t.Elapsed, t.CPU = time.Since(start), cpuTime()-cpu0
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			return t, fmt.Errorf("pod actors processed %.0f of %d deaths within %s", got-before, len(ids), timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
