@@ -46,10 +46,26 @@ type podActor struct {
 	known   bool    // a spec or removal has arrived
 	removed bool
 
-	containers []runtimeadapter.Container
-	observedAt time.Time
-	version    uint64 // the runtime's state version of that listing (0: none)
-	listed     bool   // the first list has come back
+	// containers is the pod's newest listing: taken between listedFrom
+	// and listedUntil (the list call's start and return), at the runtime's
+	// state version (0: none). See observe.
+	containers  []runtimeadapter.Container
+	listedFrom  time.Time
+	listedUntil time.Time
+	version     uint64
+	// listed: containers may be planned on. False until the first list,
+	// and again after a failed list or a runtime outage: the next sync
+	// lists first (what it holds may predate the outage).
+	listed bool
+	// received counts the PLEG listings received; an own list that
+	// started when it was n and comes back at n is newer than all of them.
+	received uint64
+	// inc tells this incarnation's workers and timers from those of an
+	// incarnation before a supervisor restart (their late messages are
+	// dropped).
+	inc uint64
+	// workerDone is closed when the running worker goroutine ends.
+	workerDone chan struct{}
 
 	syncing bool
 	dirty   bool
@@ -90,10 +106,9 @@ type podActor struct {
 // Messages private to the pod actor (they never leave it).
 type (
 	syncDone struct {
-		containers []runtimeadapter.Container
-		observedAt time.Time
-		version    uint64
-		listErr    error
+		inc      uint64 // the incarnation that started the worker
+		listing  ownListing
+		listErr  error
 		errs       []error
 		images     map[string]imageWait // container → why its image is not there
 		started    []string             // containers started
@@ -105,8 +120,24 @@ type (
 		until           time.Time
 		evented         bool // its BackOff event was sent
 	}
-	resyncTimer struct{ gen uint64 }
+	resyncTimer struct{ inc, gen uint64 }
+	// ownListing is a pod actor's own list of its pod's containers.
+	ownListing struct {
+		containers  []runtimeadapter.Container
+		from, until time.Time // the List call's start and return
+		version     uint64
+		received    uint64 // the actor's received count when the sync began
+	}
 )
+
+// incarnations numbers pod actor incarnations (see podActor.inc).
+var incarnations atomic.Uint64
+
+// workerStopWait bounds how long a stopping or restarting pod actor waits
+// for its worker, whose runtime calls are cancelled: a call still under
+// way when a new incarnation or a new node plans could, for instance,
+// start a second instance of a container (invariant 1).
+const workerStopWait = 10 * time.Second
 
 func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
@@ -131,6 +162,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
+		a.inc = incarnations.Add(1)
 		a.halt, a.cancelHalt = context.WithCancel(context.Background())
 		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
 		a.startList(ctx)
@@ -159,6 +191,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *probeChanged:
 		a.probeChanged(ctx, m)
 	case *messages.RuntimeState:
+		if m.Healthy && a.runtimeDown {
+			// What this actor holds may predate the outage, and the PLEG's
+			// first listing after it comes after this message: list anew
+			// before planning (else a stale listing could re-create an
+			// instance that ran and died meanwhile).
+			a.listed = false
+		}
 		a.runtimeDown = !m.Healthy
 		if m.Healthy {
 			a.sync(ctx)
@@ -167,18 +206,36 @@ func (a *podActor) Receive(ctx actor.Context) {
 		for _, e := range m.Events {
 			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
 		}
-		a.observe(m.Containers, m.ObservedAt, m.Version, false)
+		from, until := m.ListedFrom, m.ListedUntil
+		if from.IsZero() || until.IsZero() {
+			from, until = m.ObservedAt, m.ObservedAt
+		}
+		a.received++
+		a.observe(m.Containers, from, until, m.Version, false)
 		a.sync(ctx)
 	case *syncDone:
+		if m.inc != a.inc {
+			return // a worker of an incarnation before a restart
+		}
 		a.syncing = false
+		a.workerDone = nil
 		if !a.syncStart.IsZero() {
 			a.cfg.Metrics.ObserveSync(a.cfg.Clock.Since(a.syncStart))
 			a.syncStart = time.Time{}
 		}
 		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
-			a.observe(m.containers, m.observedAt, m.version, true)
+			l := m.listing
 			a.listed = true
+			if l.received == a.received {
+				// No PLEG listing came meanwhile: this one, started after
+				// everything this actor had heard, is the newest.
+				a.take(l.containers, l.from, l.until, l.version)
+			} else {
+				a.observe(l.containers, l.from, l.until, l.version, true)
+			}
+		} else {
+			a.listed = false // list before planning again
 		}
 		for _, name := range m.started {
 			delete(a.imageWaits, name)
@@ -202,8 +259,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.sync(ctx)
 		}
 	case *resyncTimer:
-		if m.gen != a.timerGen {
-			return // a stale timer from before a newer schedule
+		if m.inc != a.inc || m.gen != a.timerGen {
+			return // a stale timer: from before a newer schedule, or a restart
 		}
 		a.timer, a.timerAt = nil, time.Time{}
 		a.sync(ctx)
@@ -214,17 +271,21 @@ func (a *podActor) Receive(ctx actor.Context) {
 // the answer is a syncDone like any sync's.
 func (a *podActor) startList(ctx actor.Context) {
 	a.syncing = true
-	w := &worker{cfg: a.cfg, uid: a.uid, log: a.log}
+	w := &worker{cfg: a.cfg, uid: a.uid, log: a.log, halt: a.halt}
 	self, sys := ctx.Self(), ctx.ActorSystem()
+	done, received := &syncDone{inc: a.inc}, a.received
+	finished := make(chan struct{})
+	a.workerDone = finished
 	go func() {
-		done := &syncDone{}
 		defer func() {
 			if r := recover(); r != nil {
 				done.listErr = fmt.Errorf("pod %s: list panicked: %v", a.uid, r)
 			}
+			close(finished)
 			sys.Root.Send(self, done)
 		}()
-		done.containers, done.observedAt, done.version, done.listErr = w.list()
+		done.listing, done.listErr = w.list()
+		done.listing.received = received
 	}()
 }
 
@@ -235,30 +296,58 @@ func (a *podActor) nextRetry() time.Duration {
 	return a.retry
 }
 
-// observe takes a listing of the pod's containers unless the one held is
-// newer: a stale listing never overwrites a newer one. own marks this
-// actor's own listing after a sync, which wins a tie.
-func (a *podActor) observe(cs []runtimeadapter.Container, at time.Time, version uint64, own bool) {
+// observe takes a listing of the pod's containers, taken some time
+// between from and until, unless the one held is newer: a stale listing
+// never overwrites a newer one (the PLEG reports a transition once, so a
+// newer listing dropped would lose it for good). own marks this actor's
+// own listing, which wins a tie of versions.
+//
+// Listings are ordered by the runtime's state version when both have one
+// (exact), else by their time spans: one that began after the other
+// returned is newer. Spans that overlap (a PLEG relist running while this
+// actor listed) cannot be ordered: when they disagree the actor lists
+// again, and that list, begun after both, settles it.
+func (a *podActor) observe(cs []runtimeadapter.Container, from, until time.Time, version uint64, own bool) {
 	if version != 0 && a.version != 0 {
-		// The runtime versions its state: that orders listings exactly.
-		if version < a.version || (version == a.version && !own) {
-			return
+		if version > a.version || (version == a.version && own) {
+			a.take(cs, from, until, version)
 		}
-		a.containers, a.observedAt, a.version = cs, at, version
-		a.dirtyProbes = true
 		return
 	}
-	if at.Before(a.observedAt) {
-		return
-	}
-	if !own && at.Equal(a.observedAt) {
-		// A PLEG listing of the same instant as this actor's own: either
-		// may predate the other's news. List again to settle it.
+	switch {
+	case from.After(a.listedUntil):
+		a.take(cs, from, until, version)
+	case until.Before(a.listedFrom):
+		// older: the held listing already has what it says
+	case !sameStates(cs, a.containers):
 		a.relistSelf = true
-		return
 	}
-	a.containers, a.observedAt, a.version = cs, at, version
+}
+
+func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, version uint64) {
+	a.containers, a.listedFrom, a.listedUntil, a.version = cs, from, until, version
 	a.dirtyProbes = true
+}
+
+// sameStates: the two listings have the same containers in the same
+// states.
+func sameStates(x, y []runtimeadapter.Container) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for _, c := range x {
+		found := false
+		for i := range y {
+			if y[i].ID == c.ID {
+				found = y[i].State == c.State && y[i].RawState == c.RawState
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // RestartAt implements podsync.Backoff with the node's BackoffStore: one
@@ -334,12 +423,15 @@ func (a *podActor) sync(ctx actor.Context) {
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
 	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod, halt: a.halt}
 	self, sys := ctx.Self(), ctx.ActorSystem()
+	done, received := &syncDone{inc: a.inc}, a.received
+	finished := make(chan struct{})
+	a.workerDone = finished
 	go func() {
-		done := &syncDone{}
 		defer func() {
 			if r := recover(); r != nil {
 				done.errs = append(done.errs, fmt.Errorf("pod %s: sync panicked: %v\n%s", a.uid, r, debug.Stack()))
 			}
+			close(finished)
 			sys.Root.Send(self, done)
 		}()
 		done.errs = w.run(plan)
@@ -348,7 +440,8 @@ func (a *podActor) sync(ctx actor.Context) {
 			done.listErr = errors.New("pod actor stopped")
 			return
 		}
-		done.containers, done.observedAt, done.version, done.listErr = w.list()
+		done.listing, done.listErr = w.list()
+		done.listing.received = received
 	}()
 }
 
@@ -374,9 +467,9 @@ func (a *podActor) schedule(ctx actor.Context, at time.Time) {
 	}
 	a.stopTimer()
 	a.timerGen++
-	gen, self, sys := a.timerGen, ctx.Self(), ctx.ActorSystem()
+	gen, inc, self, sys := a.timerGen, a.inc, ctx.Self(), ctx.ActorSystem()
 	a.timerAt = at
-	a.timer = a.cfg.Clock.AfterFunc(at.Sub(a.cfg.Clock.Now()), func() { sys.Root.Send(self, &resyncTimer{gen: gen}) })
+	a.timer = a.cfg.Clock.AfterFunc(at.Sub(a.cfg.Clock.Now()), func() { sys.Root.Send(self, &resyncTimer{inc: inc, gen: gen}) })
 }
 
 func (a *podActor) stopTimer() {
@@ -425,8 +518,14 @@ func (w *worker) event(typ messages.EventType, reason, container, msg string) {
 	}
 }
 
+// call is the context of one runtime call: its deadline, cancelled
+// early when the pod actor stops or restarts.
 func (w *worker) call(timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), timeout)
+	parent := w.halt
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, timeout)
 }
 
 // run executes plan: kills (apps in parallel, then sandboxes), the
@@ -544,19 +643,43 @@ func (w *worker) kill(ks []podsync.Kill) []error {
 	return errs
 }
 
-// create creates spec, adopting an existing container of the same
-// deterministic name (a retried create after a crash), and starts it.
+// errExistsExited: a create found its deterministic name taken by an
+// instance that already ran: this attempt happened, and the plan that
+// asked for it was made on a stale listing.
+var errExistsExited = errors.New("an instance of that name already ran; listing again")
+
+// createAndStart creates spec and starts it. A container of the same
+// deterministic name (a retried create after a crash or a lost answer) is
+// adopted if it was created and never started (it is started) or runs
+// (it is left alone); one that already ran is never started again (its
+// exit would be lost, restartCount and CrashLoopBackOff with it).
 func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, error) {
 	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 	defer cancel()
 	id, err := w.cfg.Runtime.Create(ctx, spec)
 	var conflict *runtimeadapter.NameConflictError
 	if errors.As(err, &conflict) && conflict.ID != "" {
-		w.log.Info("adopting existing container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
-		id, err = conflict.ID, nil
+		existing, ierr := w.cfg.Runtime.Inspect(ctx, conflict.ID)
+		switch {
+		case ierr != nil:
+			return "", fmt.Errorf("pod %s: create container %s: inspect the existing %s: %w", w.podName(), spec.Name, short(conflict.ID), ierr)
+		case existing.State == runtimeadapter.StateRunning:
+			w.log.Info("adopting running container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+			return conflict.ID, nil
+		case existing.State == runtimeadapter.StateUnknown && existing.RawState == "created":
+			w.log.Info("adopting created container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+			id, err = conflict.ID, nil
+		default:
+			return "", fmt.Errorf("pod %s: create container %s: %s is %s: %w", w.podName(), spec.Name, short(conflict.ID), existing.RawState, errExistsExited)
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("pod %s: create container %s: %w", w.podName(), spec.Name, err)
+	}
+	if w.halted() {
+		// Stopped between create and start: leave the created container
+		// to the next incarnation or agent (it adopts or removes it).
+		return id, fmt.Errorf("pod %s: container %s created, not started: pod actor stopped", w.podName(), spec.Name)
 	}
 	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
 		return id, fmt.Errorf("pod %s: start container %s: %w", w.podName(), spec.Name, err)
@@ -647,15 +770,17 @@ func (w *worker) start(s podsync.Start) error {
 	return nil
 }
 
-// list reads the pod's containers back after the plan ran.
-func (w *worker) list() ([]runtimeadapter.Container, time.Time, uint64, error) {
+// list reads the pod's containers (after the plan ran), with the span of
+// the call.
+func (w *worker) list() (ownListing, error) {
 	ctx, cancel := w.call(w.cfg.ListTimeout)
 	defer cancel()
+	from := w.cfg.Clock.Now()
 	res, err := w.cfg.Runtime.List(ctx, runtimeadapter.ListOptions{Node: w.cfg.NodeName, PodUID: string(w.uid), All: true})
 	if err != nil {
-		return nil, time.Time{}, 0, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
+		return ownListing{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
 	}
-	return res.Containers, res.ObservedAt, res.Version, nil
+	return ownListing{containers: res.Containers, from: from, until: w.cfg.Clock.Now(), version: res.Version}, nil
 }
 
 func short(id string) string {
@@ -930,8 +1055,21 @@ func logPanics(log *zap.Logger, uid types.UID) actor.ReceiverMiddleware {
 // (or restarted): the worker then starts no further runtime call.
 func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }
 
+// stopWorkers cancels the running worker's calls and waits for it to end,
+// at most workerStopWait.
 func (a *podActor) stopWorkers() {
 	if a.cancelHalt != nil {
 		a.cancelHalt()
 	}
+	if a.workerDone == nil {
+		return
+	}
+	t := a.cfg.Clock.NewTimer(workerStopWait)
+	defer t.Stop()
+	select {
+	case <-a.workerDone:
+	case <-t.C():
+		a.log.Warn("pod actor stopping: its runtime call did not end within " + workerStopWait.String())
+	}
+	a.workerDone = nil
 }

@@ -55,8 +55,9 @@ type relistActor struct {
 type (
 	relistTick   struct{ gen uint64 }
 	relistResult struct {
-		res runtimeadapter.ListResult
-		err error
+		res   runtimeadapter.ListResult
+		err   error
+		until time.Time // when the List (and its inspections) returned
 	}
 	runtimeEvent struct{ ev runtimeadapter.Event }
 	eventsState  struct {
@@ -132,6 +133,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			}
 			r.failing = false
 			for _, batch := range r.relister.Relist(m.res) {
+				batch.ListedFrom, batch.ListedUntil = r.started, m.until
 				ctx.Send(r.router, &batch)
 			}
 			ctx.Send(r.node, &messages.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
@@ -185,6 +187,7 @@ func (r *relistActor) list(ctx actor.Context) {
 			if p := recover(); p != nil {
 				out.err = fmt.Errorf("relist panicked: %v", p)
 			}
+			out.until = clk.Now()
 			sys.Root.Send(self, out)
 		}()
 		c, cancel := context.WithTimeout(context.Background(), timeout)

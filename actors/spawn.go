@@ -85,8 +85,10 @@ func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *acto
 
 // StopNode stops the node actor and its whole tree (children stop first)
 // and waits for it, at most timeout; protoactor's ActorSystem.Shutdown
-// stops no actors. Containers keep running. Runtime calls already under
-// way finish in the background within their own deadlines.
+// stops no actors. Containers keep running. A pod's runtime call under way
+// is cancelled, and its pod actor waits for it to end (at most 10 s), so
+// that no call of the stopped node takes effect after a new node starts
+// (a runtime that ignores the cancellation may still finish one).
 func StopNode(root *actor.RootContext, pid *actor.PID, timeout time.Duration) error {
 	done := make(chan struct{})
 	watcher := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {

@@ -73,6 +73,11 @@ type PodTransitions struct {
 	Containers []runtimeadapter.Container
 	ObservedAt time.Time
 	Version    uint64 // the runtime's state version, when it has one
+	// ListedFrom and ListedUntil bound when the listing was taken: the
+	// relist's List call started at ListedFrom and returned (its
+	// inspections included) at ListedUntil. A pod actor orders listings
+	// without a Version by them. Zero: both are ObservedAt.
+	ListedFrom, ListedUntil time.Time
 }
 
 // RelistSnapshot is every managed container of this node from one successful

@@ -25,9 +25,9 @@ import (
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
-	"github.com/actorlet/actorlet/supervision"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
+	"github.com/actorlet/actorlet/supervision"
 )
 
 // Image is the (fake) image of every benchmark pod.

@@ -235,6 +235,44 @@ func ShouldRestart(policy v1.RestartPolicy, exitCode int) bool {
 
 // Compute returns the plan for in. It is pure: same input, same plan.
 func Compute(in Input) Plan {
+	p := compute(in)
+	p.Remove = uniqueByID(p.Remove)
+	return p
+}
+
+// kill stops k.Container, or, when it was created and never started,
+// removes it: stopping such a container does nothing (Docker's stop of a
+// created container succeeds and leaves it created), so a Kill would be
+// planned again at every sync, forever.
+func (p *Plan) kill(k Kill) {
+	if neverStarted(&k.Container) {
+		p.Remove = append(p.Remove, k.Container)
+		return
+	}
+	p.Kill = append(p.Kill, k)
+}
+
+func neverStarted(c *runtimeadapter.Container) bool {
+	return c.State == runtimeadapter.StateUnknown && c.RawState == "created"
+}
+
+// uniqueByID drops repeated containers, keeping the first of each ID.
+func uniqueByID(cs []runtimeadapter.Container) []runtimeadapter.Container {
+	if len(cs) < 2 {
+		return cs
+	}
+	seen := make(map[string]bool, len(cs))
+	out := cs[:0:0]
+	for _, c := range cs {
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func compute(in Input) Plan {
 	p := Plan{Waiting: map[string]Waiting{}}
 	g := group(in.Containers)
 	if in.Pod == nil {
@@ -262,7 +300,7 @@ func Compute(in Input) Plan {
 		}
 		for _, c := range g.apps[name] {
 			if isLive(&c) {
-				p.Kill = append(p.Kill, Kill{Container: c, Grace: podGrace, Reason: ReasonNotInSpec})
+				p.kill(Kill{Container: c, Grace: podGrace, Reason: ReasonNotInSpec})
 			}
 			p.Remove = append(p.Remove, c)
 		}
@@ -273,7 +311,7 @@ func Compute(in Input) Plan {
 		}
 		for _, c := range g.inits[name] {
 			if isLive(&c) {
-				p.Kill = append(p.Kill, Kill{Container: c, Grace: podGrace, Reason: ReasonNotInSpec})
+				p.kill(Kill{Container: c, Grace: podGrace, Reason: ReasonNotInSpec})
 			}
 			p.Remove = append(p.Remove, c)
 		}
@@ -288,7 +326,7 @@ func Compute(in Input) Plan {
 		for _, s := range g.sandboxes {
 			switch s.State {
 			case runtimeadapter.StateRunning:
-				p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonPodCompleted})
+				p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonPodCompleted})
 			case runtimeadapter.StateUnknown:
 				// Created and never started (or paused): stopping does
 				// nothing to it; remove it.
@@ -310,14 +348,14 @@ func Compute(in Input) Plan {
 		for _, name := range g.initNames {
 			for _, inst := range g.inits[name] {
 				if isLive(&inst) {
-					p.Kill = append(p.Kill, Kill{Container: inst, Grace: podGrace, Reason: ReasonSandboxChanged})
+					p.kill(Kill{Container: inst, Grace: podGrace, Reason: ReasonSandboxChanged})
 				}
 			}
 		}
 		for _, c := range pod.Spec.Containers {
 			for _, inst := range g.apps[c.Name] {
 				if isLive(&inst) {
-					p.Kill = append(p.Kill, Kill{Container: inst, Grace: podGrace, Reason: ReasonSandboxChanged})
+					p.kill(Kill{Container: inst, Grace: podGrace, Reason: ReasonSandboxChanged})
 				}
 			}
 		}
@@ -327,7 +365,7 @@ func Compute(in Input) Plan {
 			labelHash(sb) == SandboxHash(pod)
 		for _, s := range g.sandboxes {
 			if isLive(&s) && !(adopt && s.ID == sb.ID) {
-				p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonSandboxChanged})
+				p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonSandboxChanged})
 			}
 		}
 		switch {
@@ -364,7 +402,7 @@ func Compute(in Input) Plan {
 	p.SandboxID = sb.ID
 	for _, s := range g.sandboxes[1:] {
 		if isLive(&s) {
-			p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonDuplicate})
+			p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonDuplicate})
 		}
 	}
 	if !p.initContainers(in, g, sb, bo) {
@@ -383,7 +421,7 @@ func Compute(in Input) Plan {
 		// Invariant 1: at most one live instance per container name.
 		for _, extra := range insts[1:] {
 			if isLive(&extra) {
-				p.Kill = append(p.Kill, Kill{Container: extra, Grace: podGrace, Reason: ReasonDuplicate})
+				p.kill(Kill{Container: extra, Grace: podGrace, Reason: ReasonDuplicate})
 			}
 		}
 		latest := insts[0]
@@ -391,16 +429,16 @@ func Compute(in Input) Plan {
 		switch {
 		case latest.State == runtimeadapter.StateRunning:
 			if changed {
-				p.Kill = append(p.Kill, Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
+				p.kill(Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
 			} else if g, bad := in.Unhealthy[latest.ID]; bad {
-				p.Kill = append(p.Kill, Kill{Container: latest, Grace: g, Reason: ReasonUnhealthy})
+				p.kill(Kill{Container: latest, Grace: g, Reason: ReasonUnhealthy})
 			}
 		case latest.State == runtimeadapter.StateUnknown:
 			if latest.RawState == "created" && !changed {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest), Reason: ReasonAdopt, AdoptID: latest.ID})
 			} else if changed {
-				p.Kill = append(p.Kill, Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
+				p.kill(Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
 			}
 			// paused, restarting, removing: leave it; the next relist tells.
@@ -455,7 +493,7 @@ func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container,
 		}
 		for _, extra := range insts[1:] {
 			if isLive(&extra) {
-				p.Kill = append(p.Kill, Kill{Container: extra, Grace: GracePeriod(pod), Reason: ReasonDuplicate})
+				p.kill(Kill{Container: extra, Grace: GracePeriod(pod), Reason: ReasonDuplicate})
 			}
 		}
 		latest := insts[0]
@@ -491,14 +529,14 @@ func removal(g grouped) Plan {
 		}
 		for _, c := range cs {
 			if isLive(&c) {
-				p.Kill = append(p.Kill, Kill{Container: c, Grace: grace(&c), Reason: ReasonPodRemoved})
+				p.kill(Kill{Container: c, Grace: grace(&c), Reason: ReasonPodRemoved})
 			}
 			p.Remove = append(p.Remove, c)
 		}
 	}
 	for _, s := range g.sandboxes {
 		if isLive(&s) {
-			p.Kill = append(p.Kill, Kill{Container: s, Grace: grace(&s), Reason: ReasonPodRemoved})
+			p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonPodRemoved})
 		}
 		p.Remove = append(p.Remove, s)
 	}

@@ -172,7 +172,18 @@ func TestCompute(t *testing.T) {
 		{"half-created sandbox is adopted, not replaced", always, []runtimeadapter.Container{inst(always, "POD", 0, U, 0)}, 0, now,
 			"adopt sandbox POD-0; start app#0(Created)"},
 		{"half-created sandbox of an old spec is replaced", hostNet, []runtimeadapter.Container{inst(always, "POD", 0, U, 0)}, 0, now,
-			"kill POD-0(SandboxChanged); sandbox#1; start app#0(Created)"},
+			"sandbox#1; start app#0(Created); rm POD-0"},
+		// A created, never started container is removed, not stopped:
+		// stopping it does nothing, and a kill would be planned again at
+		// every sync (a busy loop found by the property tests).
+		{"created duplicate next to the running instance is removed", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 1, R, 0), inst(always, "app", 0, U, 0)}, 0, now,
+			"rm app-0"},
+		{"created older sandbox next to the running one is removed", always, []runtimeadapter.Container{inst(always, "POD", 1, R, 0), inst(always, "POD", 0, U, 0), inst(always, "app", 0, R, 0)}, 0, now,
+			"rm POD-0"},
+		{"created sandbox of a removed pod is removed", nil, []runtimeadapter.Container{inst(always, "POD", 0, U, 0)}, 0, now,
+			"rm POD-0"},
+		{"created container of an old spec is removed and replaced", changed, []runtimeadapter.Container{sbRun(changed), inst(always, "app", 0, U, 0)}, 0, now,
+			"start app#1(SpecChanged); rm app-0"},
 		{"half-created container is adopted", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 2, U, 0)}, 0, now,
 			"adopt app-2"},
 		{"older dead instances removed, newest kept", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 2, R, 0), inst(always, "app", 1, X, 1), inst(always, "app", 0, X, 1)}, 0, now,

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -411,25 +410,17 @@ func TestDockerUnreachable(t *testing.T) {
 	}
 }
 
-// TestListOutageMidSync reproduces an actorlet bug found with this
-// package, so it runs only with FAULTS_KNOWN_BUGS=1 until it is fixed.
-// Lists start failing while a pod's first sync is between starting its app
-// container and listing the pod's containers back, and the app container
-// dies during the outage. Expected once lists work again: the dead
-// container is replaced by a new one (attempt 1, restart count 1), after
-// its CrashLoopBackOff. Seen: the pod actor, whose own list failed, still
-// holds the container set from before the start (no app container); when
-// the PLEG reports the runtime healthy it plans from that stale set,
-// creates attempt 0 again, hits the name conflict and "adopts" the exited
-// container, starting it in place: the exit is lost (restart count 0, no
-// back-off), and the start is issued before any fresh listing. (Earlier,
-// right after its own list failed and before the PLEG's word that the
-// runtime is down arrived, the dirty pod actor already re-planned from the
-// same stale set and sent a create and a start during the outage.)
+// TestListOutageMidSync: lists start failing while a pod's first sync is
+// between starting its app container and listing the pod's containers
+// back, and the app container dies during the outage. Once lists work
+// again the dead container is replaced by a new one (attempt 1, restart
+// count 1) after its CrashLoopBackOff. (The bug this found: the pod actor,
+// whose own list had failed, planned from the set it held from before the
+// start, created attempt 0 again, hit the name conflict and "adopted" the
+// exited container, starting it in place: the exit was lost. Now a pod
+// actor lists before planning after a failed list or an outage, and never
+// starts an instance that already ran.)
 func TestListOutageMidSync(t *testing.T) {
-	if os.Getenv("FAULTS_KNOWN_BUGS") == "" {
-		t.Skip("known actorlet bug (stale pod state after a failed post-sync list); set FAULTS_KNOWN_BUGS=1 to run")
-	}
 	e := newEnv(t, "t-faults-midsync", nil)
 	hold := e.proxy.Add(dockerproxy.Rule{Method: "POST", Path: "/containers/{id}/start", Container: "actorlet_app_mid_", Fault: dockerproxy.Hang()})
 	uid := e.setPods(pod("mid"))[0]

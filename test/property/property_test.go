@@ -12,9 +12,10 @@ package property_test
 // random containers from outside; injected errors (before or after the
 // call took effect), delays and hangs of runtime calls; broken event
 // streams; planted containers (no labels, another node's, incomplete
-// labels, orphans of this node); virtual time advances of 0.1–30 s; and
+// labels, orphans of this node); virtual time advances of 0.1–30 s;
 // agent restarts (node.Stop then node.Spawn on the same runtime, in the
-// same or a new ActorSystem, the host feeding its pods again).
+// same or a new ActorSystem, the host feeding its pods again); and runtime
+// outages (every list fails for 5–60 s).
 //
 // At every step, and every 200 ms of virtual time in between, it checks
 // what must hold at every instant:
@@ -27,10 +28,13 @@ package property_test
 //   - the node actor answers GetPodStatuses (a hung runtime call never
 //     blocks it);
 //
-// and after each agent restart, invariant 4: of the containers that ran,
-// in their pod's current sandbox, with the desired spec, none is stopped,
+// after each agent restart, invariant 4: of the containers that ran, in
+// their pod's current sandbox, with the desired spec, none is stopped,
 // removed or recreated by the new agent (checked over the 3 s after the
-// restart: the new agent's first relists and syncs).
+// restart: the new agent's first relists and syncs; a sandbox may stop
+// when its pod's containers ended on their own meanwhile); and during an
+// outage, once a relist has failed, the node creates, starts, stops and
+// removes nothing and reports itself unhealthy.
 //
 // Then the faults stop (ClearFaults, every container name scripted to run
 // forever, the host feeds its set once more) and 10 virtual minutes pass:
@@ -42,7 +46,7 @@ package property_test
 // remain (invariant 2), and over 3 more minutes nothing may change (no
 // create, start, stop or remove; the same containers in the same states).
 //
-// Cases: 8 by default (a few seconds); more with
+// Cases: 20 by default (about 2 s, 6 s under -race); more with
 //
 //	go test ./test/property -run TestNodeInvariants -rapid.checks=500 -timeout 1h
 //
@@ -59,6 +63,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -78,7 +83,7 @@ import (
 
 // defaultChecks is the number of cases `go test` runs (rapid's own
 // default, 100, would take about a minute under -race).
-const defaultChecks = 8
+const defaultChecks = 20
 
 func init() {
 	// rapid reads RAPID_CHECKS at init and -rapid.checks when the test
@@ -133,10 +138,68 @@ func weighted(w map[string]int) []string {
 
 func TestNodeInvariants(t *testing.T) {
 	rootDir := t.TempDir()
+	stop := watchBusyLoops()
+	defer stop()
 	rapid.Check(t, func(t *rapid.T) {
 		rapid.SyncTest(t, func(t *rapid.T) { runCase(t, rootDir) })
 	})
 }
+
+// current is the case under way, for the busy-loop watchdog.
+var current atomic.Pointer[world]
+
+// watchBusyLoops watches, in real time and outside the bubble, for a busy
+// loop: actorlet calling the runtime over and over within one virtual
+// instant, so that the bubble's clock never moves and the case would hang.
+// It then records what the calls were and makes every runtime call fail
+// (the only fault the fake lets a goroutine outside the bubble inject),
+// which ends the loop; the case fails with the record at its next check.
+func watchBusyLoops() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		var seen *world
+		var count int
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Second):
+			}
+			w := current.Load()
+			if w == nil || w.busy.Load() != nil {
+				continue
+			}
+			calls := w.rt.Calls()
+			if w != seen || len(calls) < count+busyCalls {
+				seen, count = w, len(calls)
+				continue
+			}
+			recent := calls[len(calls)-busyCalls:]
+			if !recent[0].Time.Equal(recent[len(recent)-1].Time) {
+				count = len(calls)
+				continue
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "busy loop: %d runtime calls at virtual %s without time moving; the last ones:",
+				busyCalls, recent[0].Time.Format("15:04:05.000"))
+			for _, c := range recent[len(recent)-12:] {
+				fmt.Fprintf(&b, "\n  %s %s err=%v", c.Method, c.Arg, c.Err)
+			}
+			for _, c := range w.rt.Containers() {
+				fmt.Fprintf(&b, "\n  container %s %s %s/%s", c.ID[:12], c.Name, c.State, c.RawState)
+			}
+			msg := b.String()
+			w.busy.Store(&msg)
+			for _, m := range faultMethods {
+				w.rt.InjectError(m, runtimeadapter.ErrUnavailable, -1)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// busyCalls runtime calls within one virtual instant make a busy loop.
+const busyCalls = 50_000
 
 func runCase(t *rapid.T, rootDir string) {
 	w := &world{
@@ -144,6 +207,7 @@ func runCase(t *rapid.T, rootDir string) {
 		pods: map[string]*v1.Pod{}, untouchable: map[string]string{},
 	}
 	t.Cleanup(w.teardown) // also after a failure: the bubble must drain
+	current.Store(w)
 	for _, name := range containerNames {
 		w.rt.ScriptContainer(name, drawBehavior(t, name))
 	}
@@ -152,9 +216,6 @@ func runCase(t *rapid.T, rootDir string) {
 	for i := range steps {
 		kind := rapid.SampledFrom(stepKinds).Draw(t, fmt.Sprintf("step%d", i))
 		w.step(kind)
-		if avoidKnownBugs {
-			time.Sleep(time.Millisecond)
-		}
 		synctest.Wait()
 		w.checkInstant()
 		w.checkResponsive()
@@ -175,7 +236,8 @@ type world struct {
 	planted    int
 	// untouchable: ID → name of containers actorlet must never touch.
 	untouchable map[string]string
-	callsSeen   int // Calls() already checked for invariant 3
+	callsSeen   int                    // Calls() already checked for invariant 3
+	busy        atomic.Pointer[string] // set by watchBusyLoops
 }
 
 func quietSystem() *actor.ActorSystem {
@@ -221,31 +283,17 @@ func request[T any](w *world, msg any) T {
 
 // ---- generators ----
 
-// avoidKnownBugs (ACTORLET_PROPERTY_AVOID_KNOWN_BUGS=1) steers the cases
-// around reported, not yet fixed bugs so that a long run can find new
-// ones; `go test` leaves it off. Known bug: a pod actor keeps its own
-// listing over a PLEG listing of the same instant, so a container that
-// exits or is killed in the very instant its pod listed it is seen
-// running forever (see TestSameInstantExit*). With the knob, containers
-// never exit at the instant they start and every step ends 1 ms later.
-var avoidKnownBugs = os.Getenv("ACTORLET_PROPERTY_AVOID_KNOWN_BUGS") == "1"
-
 func drawBehavior(t *rapid.T, name string) fake.Behavior {
-	minExit := 0
-	if avoidKnownBugs {
-		minExit = 1
-	}
 	switch rapid.IntRange(0, 4).Draw(t, "behavior/"+name) {
 	case 0, 1:
 		return fake.Behavior{RunForever: true, IgnoreSIGTERM: rapid.Bool().Draw(t, "ignoreSIGTERM/"+name)}
 	case 2:
 		return fake.Behavior{
 			ExitCode:  rapid.SampledFrom([]int{0, 1, 2}).Draw(t, "exitCode/"+name),
-			ExitAfter: time.Duration(rapid.IntRange(minExit, 60_000).Draw(t, "exitAfterMs/"+name)) * time.Millisecond,
+			ExitAfter: time.Duration(rapid.IntRange(0, 60_000).Draw(t, "exitAfterMs/"+name)) * time.Millisecond,
 		}
 	case 3:
-		return fake.Behavior{ExitCode: rapid.SampledFrom([]int{0, 1}).Draw(t, "exitCode/"+name), // at once
-			ExitAfter: time.Duration(minExit) * time.Millisecond}
+		return fake.Behavior{ExitCode: rapid.SampledFrom([]int{0, 1}).Draw(t, "exitCode/"+name)} // at once
 	default:
 		return fake.Behavior{StartError: fmt.Errorf("exec: %q: executable file not found", name)}
 	}
@@ -458,9 +506,12 @@ func keyOf(c runtimeadapter.Container) (key, bool) {
 	return key{m.PodUID, m.ContainerName}, true
 }
 
-// checkInstant: invariants 1 and 3.
+// checkInstant: invariants 1 and 3, and no busy loop.
 func (w *world) checkInstant() {
 	t := w.t
+	if msg := w.busy.Load(); msg != nil {
+		t.Fatalf("%s", *msg)
+	}
 	cs := w.rt.Containers()
 	running := map[key][]string{}
 	for _, c := range cs {

@@ -1,7 +1,8 @@
 package property_test
 
-// Focused reproductions of the bugs TestNodeInvariants found, each a plain
-// synctest test that fails today. See the report of issue 6.
+// Focused reproductions of the bugs TestNodeInvariants found (issue 6),
+// each a plain synctest test. Each failed when it was written; the ones
+// fixed since stay as regression tests.
 
 import (
 	"strings"
@@ -220,29 +221,11 @@ func TestStoppedNodeStartsNoNewCalls(t *testing.T) {
 // counts as live). Stopping a created container does nothing (as with
 // Docker), the sync reports no error, and the pod actor syncs again at
 // once: Stop and List are called tens of thousands of times a second,
-// forever, and virtual time never advances again. A watchdog outside the
-// bubble makes Stop fail to end the loop, so that the test can fail
-// instead of hanging.
+// forever, and virtual time never advances again. (breakBusyLoop ends the
+// loop so that the test fails instead of hanging.)
 func TestCreatedSandboxOfFinishedPodNoBusyLoop(t *testing.T) {
 	var shared atomic.Pointer[fake.Runtime]
-	done := make(chan struct{})
-	defer close(done)
-	go func() { // outside the bubble: real time
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			if rt := shared.Load(); rt != nil && rt.CallCount(fake.MethodStop) > 1000 {
-				// Make every Stop fail: the pod actor then retries with
-				// backoff and the bubble's clock moves again. (Close
-				// cannot be called from outside the bubble.)
-				rt.InjectError(fake.MethodStop, runtimeadapter.ErrUnavailable, -1)
-				return
-			}
-		}
-	}()
+	defer breakBusyLoop(&shared)()
 	synctest.Test(t, func(t *testing.T) {
 		rt := fake.New(fake.AutoImages(true))
 		shared.Store(rt)
@@ -272,10 +255,114 @@ func TestCreatedSandboxOfFinishedPodNoBusyLoop(t *testing.T) {
 			State: runtimeadapter.StateUnknown, RawState: "created",
 		})
 		before := rt.CallCount(fake.MethodStop)
-		time.Sleep(time.Second)
+		time.Sleep(10 * time.Second) // the next relists find it (no event announces it)
 		synctest.Wait()
 		if n := rt.CallCount(fake.MethodStop) - before; n > 10 {
-			t.Errorf("%d Stop calls within one virtual second on a created sandbox of a finished pod: a busy loop", n)
+			t.Errorf("%d Stop calls within 10 virtual seconds on a created sandbox of a finished pod: a busy loop", n)
+		}
+	})
+}
+
+// Bug 5 (invariant 1 across an agent restart): runtime calls under way
+// when node.Stop returns still take effect afterwards (their contexts are
+// not cancelled; node.Stop documents that they "finish in the
+// background"). Here the old node was replacing a dead sandbox (attempt 1:
+// create, then a slow start) when the old sandbox was removed from outside
+// and the node restarted; the new node sees no sandbox at all, creates
+// attempt 0 again, and the old node's start then runs attempt 1: two
+// sandboxes of one pod run at once.
+func TestRestartDuringSandboxReplacementRunsOneSandbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		r := newRig(t, rt)
+		p := alwaysPod("p", "app")
+		r.set(p)
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		sandboxes, _ := r.containers(runtimeadapter.SandboxName)
+		if len(sandboxes) != 1 {
+			t.Fatalf("%d running sandboxes", len(sandboxes))
+		}
+		rt.SetDelay(fake.MethodCreate, time.Second)
+		rt.SetDelay(fake.MethodStart, 5*time.Second)
+		if err := rt.Kill(sandboxes[0].ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the node is creating attempt 1
+		synctest.Wait()
+		if err := rt.RemoveExternally(sandboxes[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		r.stop()
+		r.start()
+		r.set(p)
+		for range 300 { // 30 s in 100 ms steps
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+			if running, _ := r.containers(runtimeadapter.SandboxName); len(running) > 1 {
+				var names []string
+				for _, c := range running {
+					names = append(names, c.Name)
+				}
+				t.Fatalf("invariant 1: %d sandboxes of one pod run at once after an agent restart: %v", len(running), names)
+			}
+		}
+	})
+}
+
+// breakBusyLoop watches *rt in real time, outside the bubble, and makes
+// every Stop fail once more than 1000 were made, which ends a busy loop of
+// stops (the pod actor then retries with back-off, and the bubble's clock
+// moves again). Close cannot be called from outside the bubble.
+func breakBusyLoop(rt *atomic.Pointer[fake.Runtime]) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if r := rt.Load(); r != nil && r.CallCount(fake.MethodStop) > 1000 {
+				r.InjectError(fake.MethodStop, runtimeadapter.ErrUnavailable, -1)
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// Bug 4b: the busy loop of bug 4 with an app container. A created, never
+// started instance next to the running one (an earlier agent died between
+// create and start of an instance that a later one superseded) is a
+// duplicate; the plan kills it (ReasonDuplicate), stopping it does
+// nothing, and the pod actor syncs again at once, forever. A created
+// instance that is not adopted has to be removed, not stopped.
+func TestCreatedDuplicateNoBusyLoop(t *testing.T) {
+	var shared atomic.Pointer[fake.Runtime]
+	defer breakBusyLoop(&shared)()
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		shared.Store(rt)
+		r := newRig(t, rt)
+		r.set(alwaysPod("p", "app"))
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		running, _ := r.containers("app")
+		if len(running) != 1 {
+			t.Fatalf("%d running app containers, want 1", len(running))
+		}
+		meta, err := runtimeadapter.ParseMeta(running[0].Labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.AddContainer(runtimeadapter.Container{Name: "created-earlier", Image: "img:1", Labels: meta.Labels(),
+			State: runtimeadapter.StateUnknown, RawState: "created", CreatedAt: running[0].CreatedAt.Add(-time.Second)})
+		before := rt.CallCount(fake.MethodStop)
+		time.Sleep(10 * time.Second) // the next relists find it (no event announces it)
+		synctest.Wait()
+		if n := rt.CallCount(fake.MethodStop) - before; n > 10 {
+			t.Errorf("%d Stop calls within 10 virtual seconds on a created duplicate: a busy loop", n)
 		}
 	})
 }
