@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,7 @@ import (
 // report back with a syncDone. Events that arrive meanwhile mark the pod
 // dirty and trigger one more sync after it.
 type podActor struct {
-	cfg  Config
+	cfg  *Config // shared by every pod actor of the node
 	uid  types.UID
 	node *actor.PID
 	log  *zap.Logger
@@ -67,8 +68,9 @@ type podActor struct {
 	// workerDone is closed when the running worker goroutine ends.
 	workerDone chan struct{}
 
-	syncing bool
-	dirty   bool
+	syncing    bool
+	dirty      bool
+	syncQueued bool // a syncNow is in the mailbox
 
 	retry    time.Duration // next retry delay after a failed sync
 	timer    clock.Timer
@@ -82,12 +84,12 @@ type podActor struct {
 	syncStart time.Time
 	// runtimeDown: the PLEG's lists fail; act on nothing until they work.
 	runtimeDown bool
-	// halt ends when this incarnation stops: its workers start no further
-	// runtime call (one under way finishes within its deadline).
+	// halt is the running worker's context (nil when none runs): cancelled
+	// when this incarnation stops, its calls end and it starts no other.
 	halt       context.Context
 	cancelHalt context.CancelFunc
-	// relistSelf: a PLEG listing tied with this actor's own; list again
-	// to learn which is right.
+	// relistSelf: a PLEG listing that could not be ordered against the
+	// held one disagreed with it; list again to learn which is right.
 	relistSelf bool
 	imageWaits map[string]imageWait
 
@@ -106,12 +108,12 @@ type podActor struct {
 // Messages private to the pod actor (they never leave it).
 type (
 	syncDone struct {
-		inc      uint64 // the incarnation that started the worker
-		listing  ownListing
-		listErr  error
-		errs       []error
-		images     map[string]imageWait // container → why its image is not there
-		started    []string             // containers started
+		inc     uint64 // the incarnation that started the worker
+		listing ownListing
+		listErr error
+		errs    []error
+		images  map[string]imageWait // container → why its image is not there
+		started []string             // containers started
 	}
 	// imageWait: a container waits for its image (ErrImagePull,
 	// ImagePullBackOff, ErrImageNeverPull); until is when to try again.
@@ -121,6 +123,8 @@ type (
 		evented         bool // its BackOff event was sent
 	}
 	resyncTimer struct{ inc, gen uint64 }
+	// syncNow: a sync requested by PLEG batches (see requestSync).
+	syncNow struct{ inc uint64 }
 	// ownListing is a pod actor's own list of its pod's containers.
 	ownListing struct {
 		containers  []runtimeadapter.Container
@@ -139,22 +143,38 @@ var incarnations atomic.Uint64
 // start a second instance of a container (invariant 1).
 const workerStopWait = 10 * time.Second
 
-func newPodProps(cfg Config, uid types.UID, node *actor.PID) *actor.Props {
+// newPodProps returns the props of every pod actor of a router: one
+// value for all (a pod actor learns its UID from its name, "pod-<uid>"),
+// so that an idle pod costs no props of its own.
+func newPodProps(cfg Config, node *actor.PID) *actor.Props {
+	shared := &cfg
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &podActor{
-			cfg: cfg, uid: uid, node: node,
-			log:           cfg.Logger.With(zap.String("podUID", string(uid))),
-			backoffEvents: map[string]string{},
-			imageWaits:    map[string]imageWait{},
-			probes:        map[string]*actor.PID{},
-			unhealthy:     map[string]time.Duration{},
-			ready:         map[string]bool{},
-			startupPassed: map[string]bool{},
-		}
-	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger, uid)))...)
+		return &podActor{cfg: shared, node: node}
+	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)))...)
+}
+
+// podActorName is the name a router spawns uid's pod actor under.
+func podActorName(uid types.UID) string { return "pod-" + string(uid) }
+
+// podUIDOf is the pod UID of the pod actor self, child of parent.
+func podUIDOf(self, parent *actor.PID) types.UID {
+	return types.UID(strings.TrimPrefix(self.Id, parent.Id+"/pod-"))
+}
+
+// put sets (*m)[k] = v, making the map first: a pod actor's maps stay nil
+// until used.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
 
 func (a *podActor) Receive(ctx actor.Context) {
+	if a.uid == "" {
+		a.uid = podUIDOf(ctx.Self(), ctx.Parent())
+		a.log = a.cfg.Logger.With(zap.String("podUID", string(a.uid)))
+	}
 	if hook := podReceiveHook.Load(); hook != nil {
 		(*hook)(a.uid, ctx.Message())
 	}
@@ -163,7 +183,6 @@ func (a *podActor) Receive(ctx actor.Context) {
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
 		a.inc = incarnations.Add(1)
-		a.halt, a.cancelHalt = context.WithCancel(context.Background())
 		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
 		a.startList(ctx)
 	case *actor.Restarting:
@@ -211,14 +230,26 @@ func (a *podActor) Receive(ctx actor.Context) {
 			from, until = m.ObservedAt, m.ObservedAt
 		}
 		a.received++
-		a.observe(m.Containers, from, until, m.Version, false)
-		a.sync(ctx)
+		// A batch that changes nothing this actor holds needs no sync.
+		// Batches queued together are planned once (see requestSync).
+		if a.observe(m.Containers, from, until, m.Version, false) || a.relistSelf {
+			a.requestSync(ctx)
+		}
+	case *syncNow:
+		if m.inc == a.inc {
+			a.syncQueued = false
+			a.sync(ctx)
+		}
 	case *syncDone:
 		if m.inc != a.inc {
 			return // a worker of an incarnation before a restart
 		}
 		a.syncing = false
 		a.workerDone = nil
+		if a.cancelHalt != nil {
+			a.cancelHalt() // the worker has ended; release its context
+			a.halt, a.cancelHalt = nil, nil
+		}
 		if !a.syncStart.IsZero() {
 			a.cfg.Metrics.ObserveSync(a.cfg.Clock.Since(a.syncStart))
 			a.syncStart = time.Time{}
@@ -241,7 +272,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 			delete(a.imageWaits, name)
 		}
 		for name, w := range m.images {
-			a.imageWaits[name] = w
+			put(&a.imageWaits, name, w)
 		}
 		errs := m.errs
 		if m.listErr != nil {
@@ -271,7 +302,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 // the answer is a syncDone like any sync's.
 func (a *podActor) startList(ctx actor.Context) {
 	a.syncing = true
-	w := &worker{cfg: a.cfg, uid: a.uid, log: a.log, halt: a.halt}
+	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log, halt: a.newHalt()}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	done, received := &syncDone{inc: a.inc}, a.received
 	finished := make(chan struct{})
@@ -307,43 +338,63 @@ func (a *podActor) nextRetry() time.Duration {
 // returned is newer. Spans that overlap (a PLEG relist running while this
 // actor listed) cannot be ordered: when they disagree the actor lists
 // again, and that list, begun after both, settles it.
-func (a *podActor) observe(cs []runtimeadapter.Container, from, until time.Time, version uint64, own bool) {
+//
+// It reports whether it took a listing that differs from the one held.
+func (a *podActor) observe(cs []runtimeadapter.Container, from, until time.Time, version uint64, own bool) bool {
 	if version != 0 && a.version != 0 {
 		if version > a.version || (version == a.version && own) {
-			a.take(cs, from, until, version)
+			return a.take(cs, from, until, version)
 		}
-		return
+		return false
 	}
 	switch {
 	case from.After(a.listedUntil):
-		a.take(cs, from, until, version)
+		return a.take(cs, from, until, version)
 	case until.Before(a.listedFrom):
 		// older: the held listing already has what it says
 	case !sameStates(cs, a.containers):
 		a.relistSelf = true
 	}
+	return false
 }
 
-func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, version uint64) {
+func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, version uint64) bool {
+	changed := !a.listed || !sameStates(cs, a.containers)
 	a.containers, a.listedFrom, a.listedUntil, a.version = cs, from, until, version
-	a.dirtyProbes = true
+	if changed {
+		a.dirtyProbes = true
+	}
+	return changed
 }
 
-// sameStates: the two listings have the same containers in the same
-// states.
+// requestSync syncs once the messages already in the mailbox are taken:
+// a burst of PLEG batches is planned once.
+func (a *podActor) requestSync(ctx actor.Context) {
+	if a.syncQueued {
+		return
+	}
+	a.syncQueued = true
+	ctx.Send(ctx.Self(), &syncNow{inc: a.inc})
+}
+
+// sameStates: the two listings have the same container instances in the
+// same states (what a plan and a status read of them).
 func sameStates(x, y []runtimeadapter.Container) bool {
 	if len(x) != len(y) {
 		return false
 	}
-	for _, c := range x {
-		found := false
-		for i := range y {
-			if y[i].ID == c.ID {
-				found = y[i].State == c.State && y[i].RawState == c.RawState
-				break
+	for i := range x {
+		c := &x[i]
+		j := i // listings usually come in the same order
+		if j >= len(y) || y[j].ID != c.ID {
+			j = slices.IndexFunc(y, func(o runtimeadapter.Container) bool { return o.ID == c.ID })
+			if j < 0 {
+				return false
 			}
 		}
-		if !found {
+		o := &y[j]
+		if o.State != c.State || o.RawState != c.RawState || o.ExitCode != c.ExitCode || o.Reason != c.Reason ||
+			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP {
 			return false
 		}
 	}
@@ -407,11 +458,13 @@ func (a *podActor) sync(ctx actor.Context) {
 	if !plan.RequeueAt.IsZero() {
 		a.schedule(ctx, plan.RequeueAt)
 	}
-	a.schedule(ctx, a.lastGC.Add(gcPeriod))
+	if pod != nil && podsync.HasGarbage(pod, a.containers) {
+		a.schedule(ctx, a.lastGC.Add(gcPeriod)) // no timer for a pod with nothing to collect
+	}
 	for name, w := range plan.Waiting {
 		a.log.Debug("container waiting", zap.String("container", name), zap.String("reason", w.Reason), zap.String("message", w.Message))
 		if w.Reason == podsync.ReasonCrashLoop && a.backoffEvents[name] != w.Message {
-			a.backoffEvents[name] = w.Message // once per exit, not per sync
+			put(&a.backoffEvents, name, w.Message) // once per exit, not per sync
 			a.emitter(ctx)(messages.EventWarning, "BackOff", name, "Back-off restarting failed container "+name+": "+w.Message)
 		}
 	}
@@ -421,7 +474,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	a.syncing = true
 	a.syncStart = now
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
-	w := &worker{cfg: a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod, halt: a.halt}
+	w := &worker{cfg: *a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod, halt: a.newHalt()}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	done, received := &syncDone{inc: a.inc}, a.received
 	finished := make(chan struct{})
@@ -818,7 +871,7 @@ func (a *podActor) holdForImages(ctx actor.Context, plan *podsync.Plan, now time
 			plan.Waiting[s.Name] = podsync.Waiting{Reason: images.ReasonImagePullBackOff, Message: w.message}
 			if !w.evented {
 				w.evented = true
-				a.imageWaits[s.Name] = w
+				put(&a.imageWaits, s.Name, w)
 				a.emitter(ctx)(messages.EventNormal, "BackOff", s.Name, "Back-off pulling image: "+w.message)
 			}
 			a.schedule(ctx, w.until)
@@ -917,8 +970,8 @@ func (a *podActor) spawnProbes(ctx actor.Context) {
 			if p == nil {
 				continue
 			}
-			props := newProbeProps(a.cfg, kind, p, c, c.StartupProbe != nil, a.log)
-			a.probes[c.Name+"/"+string(kind)] = ctx.Spawn(props)
+			props := newProbeProps(*a.cfg, kind, p, c, c.StartupProbe != nil, a.log)
+			put(&a.probes, c.Name+"/"+string(kind), ctx.Spawn(props))
 		}
 	}
 	a.dirtyProbes = true
@@ -1000,12 +1053,12 @@ func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
 	emit := a.emitter(ctx)
 	switch {
 	case ch.Kind == probe.Readiness:
-		a.ready[ch.ContainerID] = ch.State == probe.Success
+		put(&a.ready, ch.ContainerID, ch.State == probe.Success)
 		if ch.State == probe.Failure && m.Output != "" {
 			emit(messages.EventWarning, "Unhealthy", m.Container, "Readiness probe failed: "+m.Output)
 		}
 	case ch.Kind == probe.Startup && ch.State == probe.Success:
-		a.startupPassed[ch.ContainerID] = true
+		put(&a.startupPassed, ch.ContainerID, true)
 		a.dirtyProbes = true // liveness and readiness may begin
 	case ch.Kill():
 		var p *v1.Probe
@@ -1017,7 +1070,7 @@ func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
 				}
 			}
 		}
-		a.unhealthy[ch.ContainerID] = probe.KillGrace(p, podsync.GracePeriod(a.pod))
+		put(&a.unhealthy, ch.ContainerID, probe.KillGrace(p, podsync.GracePeriod(a.pod)))
 		msg := fmt.Sprintf("%s probe failed", strings.ToUpper(string(ch.Kind[:1]))+string(ch.Kind[1:]))
 		if m.Output != "" {
 			msg += ": " + m.Output
@@ -1036,12 +1089,12 @@ var podReceiveHook atomic.Pointer[func(uid types.UID, msg any)]
 
 // logPanics logs a pod actor's panic with its stack, once, then lets it
 // go on to the supervisor (the router's strategy restarts the actor).
-func logPanics(log *zap.Logger, uid types.UID) actor.ReceiverMiddleware {
+func logPanics(log *zap.Logger) actor.ReceiverMiddleware {
 	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 			defer func() {
 				if r := recover(); r != nil {
-					log.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(uid)),
+					log.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(podUIDOf(c.Self(), c.Parent()))),
 						zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", env.Message)), zap.ByteString("stack", debug.Stack()))
 					panic(r)
 				}
@@ -1054,6 +1107,14 @@ func logPanics(log *zap.Logger, uid types.UID) actor.ReceiverMiddleware {
 // halted reports whether the actor that started this worker has stopped
 // (or restarted): the worker then starts no further runtime call.
 func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }
+
+// newHalt makes the context of a new worker: cancelled when this actor
+// stops or restarts, or once the worker has ended. (One per worker, not
+// per actor: an idle pod holds no context.)
+func (a *podActor) newHalt() context.Context {
+	a.halt, a.cancelHalt = context.WithCancel(context.Background())
+	return a.halt
+}
 
 // stopWorkers cancels the running worker's calls and waits for it to end,
 // at most workerStopWait.

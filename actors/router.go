@@ -20,6 +20,7 @@ type router struct {
 	log      *zap.Logger
 	pods     map[types.UID]*podEntry
 	byPID    map[string]types.UID
+	podProps *actor.Props           // every pod actor's
 	stopping bool                   // the router itself is stopping: its children end with it
 	down     *messages.RuntimeState // the runtime is failing (nil: healthy)
 }
@@ -46,7 +47,10 @@ func (r *router) Receive(ctx actor.Context) {
 	case *messages.PodSpec:
 		e := r.pods[m.Pod.UID]
 		if e == nil {
-			pid, err := ctx.SpawnNamed(newPodProps(r.cfg, m.Pod.UID, r.node), "pod-"+string(m.Pod.UID))
+			if r.podProps == nil {
+				r.podProps = newPodProps(r.cfg, r.node)
+			}
+			pid, err := ctx.SpawnNamed(r.podProps, podActorName(m.Pod.UID))
 			if err != nil {
 				r.log.Error("spawn pod actor", zap.String("podUID", string(m.Pod.UID)), zap.Error(err))
 				return

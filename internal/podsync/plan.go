@@ -614,3 +614,19 @@ func initFailed(pod *v1.Pod, g grouped) bool {
 func labelHash(c *runtimeadapter.Container) string {
 	return c.Labels[runtimeadapter.LabelContainerHash]
 }
+
+// HasGarbage reports whether a GC sync (Input.GC) would remove exited
+// instances of pod's containers: the pod actor sets its GC timer only
+// then, so that an idle pod has no timer.
+func HasGarbage(pod *v1.Pod, cs []runtimeadapter.Container) bool {
+	exited := 0
+	for i := range cs {
+		if cs[i].State == runtimeadapter.StateExited {
+			exited++
+		}
+	}
+	if exited < 2 {
+		return false // olderDead keeps the newest exited instance of each
+	}
+	return len(olderDead(pod, group(cs))) > 0
+}

@@ -295,3 +295,27 @@ func TestShouldRestart(t *testing.T) {
 		}
 	}
 }
+
+func TestHasGarbage(t *testing.T) {
+	p := testPod(v1.RestartPolicyAlways, "app")
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	sb := inst(p, "POD", 0, R, 0)
+	for _, tc := range []struct {
+		name string
+		cs   []runtimeadapter.Container
+		want bool
+	}{
+		{"running only", []runtimeadapter.Container{sb, inst(p, "app", 0, R, 0)}, false},
+		{"one exited instance is kept", []runtimeadapter.Container{sb, inst(p, "app", 1, R, 0), inst(p, "app", 0, X, 1)}, false},
+		{"two exited instances: the older goes", []runtimeadapter.Container{sb, inst(p, "app", 2, R, 0), inst(p, "app", 1, X, 1), inst(p, "app", 0, X, 1)}, true},
+		{"an older exited sandbox goes", []runtimeadapter.Container{inst(p, "POD", 1, R, 0), inst(p, "POD", 0, X, 0), inst(p, "app", 1, X, 0)}, true},
+	} {
+		if got := HasGarbage(p, tc.cs); got != tc.want {
+			t.Errorf("%s: HasGarbage = %v, want %v", tc.name, got, tc.want)
+		}
+		plan := Compute(Input{Node: node, Pod: p, Containers: tc.cs, Now: t0, GC: true})
+		if got := len(plan.Remove) > 0; got != tc.want {
+			t.Errorf("%s: HasGarbage = %v, but a GC plan removes %d", tc.name, tc.want, len(plan.Remove))
+		}
+	}
+}
