@@ -27,8 +27,11 @@ const (
 	// DefaultEventRelistPeriod is the safety-net relist period while the
 	// runtime's event stream flows.
 	DefaultEventRelistPeriod = 5 * time.Second
-	// DefaultListTimeout bounds one list or inspect call (seconds, not the
-	// 2 min of slow calls: a stuck list must not stall the PLEG).
+	// DefaultListTimeout bounds one list call, its inspections included
+	// (seconds, not the 2 min of slow calls: a stuck list must not stall
+	// the PLEG). Each inspection has a shorter deadline of its own (the
+	// Docker adapter's DefaultInspectTimeout, 3 s; 2 s for the containers
+	// events named), so one hung inspect fails nothing.
 	DefaultListTimeout = 10 * time.Second
 	// DefaultRuntimeTimeout bounds one create/start/remove call (2 min, as
 	// the kubelet's --runtime-request-timeout).

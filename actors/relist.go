@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -24,6 +27,9 @@ import (
 // detection. A failed list produces no transitions and is reported to the
 // node; the snapshot stays as it was, and lists are retried with
 // exponential backoff (from the relist period up to 30 s, never giving up).
+// While lists fail only that backoff lists: an event, a resubscription of
+// the event stream or a RelistNow marks that a list is wanted, and the
+// backoff's next attempt is that list.
 //
 // When the runtime streams events (runtimeadapter.EventSource: Docker), a
 // container's start, death, OOM or removal triggers a relist at once, so a
@@ -32,6 +38,11 @@ import (
 // every RelistPeriod (1 s) while it is broken. The stream is resubscribed
 // with backoff, and every (re)subscription is followed by a relist: events
 // missed in a gap are found by listing, never assumed.
+//
+// The containers events name are inspected after the list (see
+// inspectTouched), at most touchedInspectParallel at a time, each within
+// touchedInspectTimeout (2 s) and half of what is left of ListTimeout: a
+// hung inspect delays the relist, and fails nothing.
 type relistActor struct {
 	cfg      Config
 	router   *actor.PID
@@ -40,7 +51,7 @@ type relistActor struct {
 	relister *pleg.Relister
 
 	inFlight bool
-	again    bool            // an event arrived while a list was in flight
+	again    bool            // a list was wanted after the one in flight began
 	touched  map[string]bool // containers named by events since the last list
 	started  time.Time
 	timer    clock.Timer
@@ -69,6 +80,14 @@ type (
 // maxRelistRetry caps the delay between failed lists.
 const maxRelistRetry = 30 * time.Second
 
+// touchedInspectTimeout bounds each inspect of a container named by an
+// event (2 s; never more than half of what is left of the relist's
+// ListTimeout), and touchedInspectParallel how many run at once.
+const (
+	touchedInspectTimeout  = 2 * time.Second
+	touchedInspectParallel = 4
+)
+
 func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &relistActor{cfg: cfg, router: router, node: node, log: cfg.Logger.Named("pleg"), relister: pleg.New()}
@@ -93,7 +112,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			r.list(ctx)
 		}
 	case *messages.RelistNow:
-		r.list(ctx)
+		r.want(ctx)
 	case *runtimeEvent:
 		r.log.Debug("runtime event", zap.String("kind", string(m.ev.Kind)), zap.String("id", short(m.ev.ContainerID)))
 		if m.ev.ContainerID != "" {
@@ -102,7 +121,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			}
 			r.touched[m.ev.ContainerID] = true
 		}
-		r.list(ctx)
+		r.want(ctx)
 	case *eventsState:
 		if m.up != r.eventsUp {
 			if m.up {
@@ -112,7 +131,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			}
 		}
 		r.eventsUp = m.up
-		r.list(ctx) // a (re)subscription or a gap: list to catch up
+		r.want(ctx) // a (re)subscription or a gap: list to catch up
 	case *relistResult:
 		r.inFlight = false
 		r.cfg.Metrics.ObserveRelist(r.started, r.cfg.Clock.Since(r.started), m.err)
@@ -169,6 +188,17 @@ func (r *relistActor) stopTimer() {
 	}
 }
 
+// want asks for a list now, except while lists fail: then the list the
+// failure backoff has scheduled is the one (see relistActor).
+func (r *relistActor) want(ctx actor.Context) {
+	if r.failing && !r.inFlight {
+		return // a list is scheduled (r.timer); it starts after this wish
+	}
+	r.list(ctx)
+}
+
+// list starts a list, or, while one is in flight, marks that another is
+// wanted once it ends.
 func (r *relistActor) list(ctx actor.Context) {
 	if r.inFlight {
 		r.again = true
@@ -176,6 +206,7 @@ func (r *relistActor) list(ctx actor.Context) {
 	}
 	r.stopTimer()
 	r.inFlight = true
+	r.again = false // this list sees everything that happened before it
 	r.started = r.cfg.Clock.Now()
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	rt, node, timeout, clk := r.cfg.Runtime, r.cfg.NodeName, r.cfg.ListTimeout, r.cfg.Clock
@@ -269,32 +300,64 @@ func (r *relistActor) subscribe(ctx actor.Context) {
 // runtime may send an event before its list shows it (Docker 20.10 sends
 // "die" while its list still says running), so those few containers are
 // inspected and the inspection wins. A container inspected as gone is
-// dropped; one the list missed is added if it is this node's.
+// dropped; one the list missed is added if it is this node's. A failed
+// inspect leaves the listing as it was for that container. Inspects run
+// at most touchedInspectParallel at a time, each within
+// touchedInspectTimeout and half of what is left of ctx.
 func inspectTouched(ctx context.Context, rt runtimeadapter.Runtime, node string, cs []runtimeadapter.Container, touched map[string]bool) ([]runtimeadapter.Container, bool) {
+	timeout := touchedInspectTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl)/2)
+	}
+	type inspection struct {
+		c   runtimeadapter.Container
+		err error
+	}
+	ids := slices.Sorted(maps.Keys(touched))
+	got := make(map[string]inspection, len(ids))
+	var mu sync.Mutex
+	sem := make(chan struct{}, touchedInspectParallel)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		sem <- struct{}{}
+		wg.Go(func() {
+			var in inspection
+			defer func() {
+				if p := recover(); p != nil {
+					in.err = fmt.Errorf("inspect container %s panicked: %v", id, p)
+				}
+				mu.Lock()
+				got[id] = in
+				mu.Unlock()
+				<-sem
+			}()
+			ictx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			in.c, in.err = rt.Inspect(ictx, id)
+		})
+	}
+	wg.Wait()
+
 	out := make([]runtimeadapter.Container, 0, len(cs))
 	seen := map[string]bool{}
 	corrected := false
 	for _, c := range cs {
-		if touched[c.ID] {
+		if in, ok := got[c.ID]; ok {
 			seen[c.ID] = true
-			in, err := rt.Inspect(ctx, c.ID)
 			switch {
-			case errors.Is(err, runtimeadapter.ErrNotFound):
+			case errors.Is(in.err, runtimeadapter.ErrNotFound):
 				corrected = true
 				continue // gone since the list
-			case err == nil:
-				corrected = corrected || in.State != c.State
-				c = in
+			case in.err == nil:
+				corrected = corrected || in.c.State != c.State
+				c = in.c
 			}
 		}
 		out = append(out, c)
 	}
-	for id := range touched {
-		if seen[id] {
-			continue
-		}
-		if in, err := rt.Inspect(ctx, id); err == nil && runtimeadapter.IsManaged(in.Labels, node) {
-			out = append(out, in)
+	for _, id := range ids {
+		if in := got[id]; !seen[id] && in.err == nil && runtimeadapter.IsManaged(in.c.Labels, node) {
+			out = append(out, in.c)
 			corrected = true
 		}
 	}

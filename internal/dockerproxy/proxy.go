@@ -447,7 +447,13 @@ func (p *Proxy) Abort(pattern string) int {
 
 // ServeHTTP handles one request from a client.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.closed { // Close waits for the handlers counted before it
+		p.mu.Unlock()
+		panic(http.ErrAbortHandler)
+	}
 	p.handlers.Add(1)
+	p.mu.Unlock()
 	defer p.handlers.Done()
 
 	ctx, cancel := context.WithCancelCause(r.Context())

@@ -26,8 +26,9 @@ type Rule struct {
 	// Container, when set, narrows the rule to requests about a container
 	// whose ID or name contains it: the name query parameter of
 	// POST /containers/create, or the {id} of /containers/{id}/...; an ID
-	// in the path is resolved to the container's name by asking the daemon
-	// (once per ID). Requests that name no container never match.
+	// in the path is resolved to the container's name by inspecting it on
+	// the daemon directly (once per ID; not seen by rules or counts).
+	// Requests that name no container never match.
 	Container string
 	// Fault is what happens to a matching request.
 	Fault Fault

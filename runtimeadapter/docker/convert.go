@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -15,6 +16,10 @@ const (
 	reasonOOMKilled = "OOMKilled"
 	reasonCompleted = "Completed"
 	reasonError     = "Error"
+	// reasonUnknown and unknownExitCode report an exited container whose
+	// exit code is unknown, as the kubelet does.
+	reasonUnknown   = "ContainerStatusUnknown"
+	unknownExitCode = 137
 )
 
 // mapState maps Docker's state word to the PLEG's: running → running;
@@ -75,14 +80,23 @@ func exitReason(oomKilled bool, exitCode int) string {
 }
 
 // containerIP returns the container's address: the first non-empty address
-// among its networks (by network name, "bridge" first), else the legacy
-// top-level IPAddress older engines fill. Empty for host/none/joined modes.
+// among its networks (see networksIP), else the legacy top-level IPAddress
+// older engines fill. Empty for host/none/joined modes.
 func containerIP(ns *container.NetworkSettings) string {
 	if ns == nil {
 		return ""
 	}
-	names := make([]string, 0, len(ns.Networks))
-	for name := range ns.Networks {
+	if ip := networksIP(ns.Networks); ip != "" {
+		return ip
+	}
+	return ns.IPAddress //nolint:staticcheck // fallback for engines that fill only the legacy field
+}
+
+// networksIP returns the first non-empty address among networks, by
+// network name, "bridge" first.
+func networksIP(networks map[string]*network.EndpointSettings) string {
+	names := make([]string, 0, len(networks))
+	for name := range networks {
 		names = append(names, name)
 	}
 	sort.Slice(names, func(i, j int) bool {
@@ -92,11 +106,11 @@ func containerIP(ns *container.NetworkSettings) string {
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		if ep := ns.Networks[name]; ep != nil && ep.IPAddress != "" {
+		if ep := networks[name]; ep != nil && ep.IPAddress != "" {
 			return ep.IPAddress
 		}
 	}
-	return ns.IPAddress //nolint:staticcheck // fallback for engines that fill only the legacy field
+	return ""
 }
 
 // parseTime parses Docker's RFC 3339 timestamps. Docker's "never" value

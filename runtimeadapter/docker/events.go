@@ -30,7 +30,14 @@ func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapte
 	} {
 		args.Add("event", string(k))
 	}
-	msgs, derrs := r.cli.Events(ctx, events.ListOptions{Filters: args})
+	cli, err := r.api(ctx)
+	if err != nil {
+		errs <- wrap(err, "event stream of node %s", node)
+		close(errs)
+		close(out)
+		return out, errs
+	}
+	msgs, derrs := cli.Events(ctx, events.ListOptions{Filters: args})
 
 	go func() {
 		defer close(errs)

@@ -64,7 +64,11 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout tim
 	if len(cmd) == 0 {
 		return res, fmt.Errorf("docker: %s: empty command", what)
 	}
-	created, err := r.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+	cli, err := r.api(ctx)
+	if err != nil {
+		return res, wrapExec(err, what)
+	}
+	created, err := cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: cmd, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
@@ -79,7 +83,7 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout tim
 	defer cancel()
 
 	// Attaching starts the command and hands over the hijacked connection.
-	stream, err := r.cli.ContainerExecAttach(runCtx, execID, container.ExecAttachOptions{})
+	stream, err := cli.ContainerExecAttach(runCtx, execID, container.ExecAttachOptions{})
 	if err != nil {
 		if runCtx.Err() != nil {
 			// The command may have started before the attach gave up.
@@ -108,7 +112,7 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout tim
 	// The output ends when the command's stdout and stderr close, which is
 	// usually, but not always, when it exits.
 	for delay := execPollMin; ; delay = min(2*delay, execPollMax) {
-		in, err := r.cli.ContainerExecInspect(runCtx, execID)
+		in, err := cli.ContainerExecInspect(runCtx, execID)
 		switch {
 		case err == nil && !in.Running:
 			if copyErr != nil {
@@ -171,8 +175,12 @@ func (r *Runtime) execAbandoned(ctx context.Context, execID, id, what string, ti
 // The daemon marks an exec running before it records its PID, so a
 // running exec without a PID is inspected again until ctx ends.
 func (r *Runtime) killExec(ctx context.Context, execID string) error {
+	cli, err := r.api(ctx)
+	if err != nil {
+		return fmt.Errorf("inspect exec %s for its PID: %w", execID, err)
+	}
 	for delay := execPollMin; ; delay = min(2*delay, execPollMax) {
-		in, err := r.cli.ContainerExecInspect(ctx, execID)
+		in, err := cli.ContainerExecInspect(ctx, execID)
 		switch {
 		case err != nil:
 			return fmt.Errorf("inspect exec %s for its PID: %w", execID, err)

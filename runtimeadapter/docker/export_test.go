@@ -15,3 +15,7 @@ func (r *Runtime) CacheLen() int {
 // LogsDone returns a channel closed once the goroutine behind a reader
 // returned by Logs has ended and closed Docker's response.
 func LogsDone(rc io.ReadCloser) <-chan struct{} { return rc.(*logStream).done }
+
+// LazyNegotiation makes New skip its negotiation, as when the daemon does
+// not answer it: the first calls negotiate.
+func LazyNegotiation() Option { return func(o *options) { o.lazy = true } }

@@ -18,7 +18,11 @@ import (
 // Errors other than "not found" are returned, wrapping ErrUnavailable when
 // the daemon cannot be reached.
 func (r *Runtime) ImageExists(ctx context.Context, ref string) (bool, error) {
-	_, err := r.cli.ImageInspect(ctx, ref)
+	cli, err := r.api(ctx)
+	if err != nil {
+		return false, wrap(err, "inspect image %s", ref)
+	}
+	_, err = cli.ImageInspect(ctx, ref)
 	switch {
 	case err == nil:
 		return true, nil
@@ -38,7 +42,11 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string) error {
 		return err
 	}
 	r.log.Info("docker: pulling image", zap.String("image", ref))
-	rc, err := r.cli.ImagePull(ctx, ref, image.PullOptions{})
+	cli, err := r.api(ctx)
+	if err != nil {
+		return wrap(err, "pull image %s", ref)
+	}
+	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return wrap(err, "pull image %s", ref)
 	}
@@ -66,8 +74,12 @@ func (r *Runtime) BuildImage(ctx context.Context, tag string, files map[string][
 	if err != nil {
 		return fmt.Errorf("docker: build image %s: %w", tag, err)
 	}
+	cli, err := r.api(ctx)
+	if err != nil {
+		return wrap(err, "build image %s", tag)
+	}
 	start := time.Now()
-	resp, err := r.cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
+	resp, err := cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
 		Tags:        []string{tag},
 		Dockerfile:  Dockerfile,
 		Remove:      true,
@@ -117,7 +129,11 @@ func tarContext(files map[string][]byte) (*bytes.Buffer, error) {
 // parents; used by tests to clean up what they built. Errors: ErrNotFound
 // when it does not exist, ErrUnavailable.
 func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
-	_, err := r.cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true})
+	cli, err := r.api(ctx)
+	if err != nil {
+		return wrap(err, "remove image %s", ref)
+	}
+	_, err = cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true})
 	if err != nil {
 		return wrap(err, "remove image %s", ref)
 	}

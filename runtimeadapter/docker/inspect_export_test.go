@@ -9,5 +9,9 @@ import (
 // RawInspect returns Docker's own inspect response, for tests that check
 // how a spec was mapped (HostConfig, Config).
 func (r *Runtime) RawInspect(ctx context.Context, id string) (container.InspectResponse, error) {
-	return r.cli.ContainerInspect(ctx, id)
+	cli, err := r.api(ctx)
+	if err != nil {
+		return container.InspectResponse{}, err
+	}
+	return cli.ContainerInspect(ctx, id)
 }

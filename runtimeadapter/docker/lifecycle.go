@@ -38,7 +38,11 @@ const (
 func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec) (string, error) {
 	cfg := containerConfig(spec)
 	host := hostConfig(spec)
-	resp, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, spec.Name)
+	cli, err := r.api(ctx)
+	if err != nil {
+		return "", wrap(err, "create container %s (image %s)", spec.Name, spec.Image)
+	}
+	resp, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, spec.Name)
 	switch {
 	case err == nil:
 		return resp.ID, nil
@@ -66,7 +70,11 @@ func (r *Runtime) nameConflict(ctx context.Context, name string, cause error) er
 // Start starts a created container. Starting a running container is not an
 // error. Errors: ErrNotFound when it does not exist, ErrUnavailable.
 func (r *Runtime) Start(ctx context.Context, id string) error {
-	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+	cli, err := r.api(ctx)
+	if err == nil {
+		err = cli.ContainerStart(ctx, id, container.StartOptions{})
+	}
+	if err != nil {
 		return wrap(err, "start container %s", id)
 	}
 	return nil
@@ -80,7 +88,11 @@ func (r *Runtime) Start(ctx context.Context, id string) error {
 // exist, ErrUnavailable.
 func (r *Runtime) Stop(ctx context.Context, id string, grace time.Duration) error {
 	timeout := graceSeconds(grace)
-	if err := r.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout}); err != nil {
+	cli, err := r.api(ctx)
+	if err == nil {
+		err = cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
+	}
+	if err != nil {
 		return wrap(err, "stop container %s (grace %ds)", id, timeout)
 	}
 	return nil
@@ -97,7 +109,10 @@ func graceSeconds(grace time.Duration) int {
 // Remove removes a container and its anonymous volumes, killing it first if
 // it still runs. Errors: ErrNotFound when it does not exist, ErrUnavailable.
 func (r *Runtime) Remove(ctx context.Context, id string) error {
-	err := r.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	cli, err := r.api(ctx)
+	if err == nil {
+		err = cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}
 	if err != nil {
 		return wrap(err, "remove container %s", id)
 	}

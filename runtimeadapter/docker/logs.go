@@ -38,8 +38,12 @@ var _ runtimeadapter.LogSource = (*Runtime)(nil)
 // Errors: ErrNotFound naming the container when it does not exist,
 // ErrUnavailable when the daemon cannot be reached.
 func (r *Runtime) Logs(ctx context.Context, id string, opts runtimeadapter.LogOptions) (io.ReadCloser, error) {
+	cli, err := r.api(ctx)
+	if err != nil {
+		return nil, wrap(err, "logs of container %s", id)
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	body, err := r.cli.ContainerLogs(ctx, id, logsOptions(opts))
+	body, err := cli.ContainerLogs(ctx, id, logsOptions(opts))
 	if err != nil {
 		cancel()
 		return nil, wrap(err, "logs of container %s", id)

@@ -1,13 +1,19 @@
 package docker
 
-import "go.uber.org/zap"
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
 
 // Option configures New.
 type Option func(*options)
 
 type options struct {
-	log  *zap.Logger
-	host string
+	log            *zap.Logger
+	host           string
+	inspectTimeout time.Duration
+	lazy           bool // tests: do not negotiate in New
 }
 
 // WithLogger sets the logger for debug messages (cache misses, pulls,
@@ -24,4 +30,23 @@ func WithLogger(l *zap.Logger) Option {
 // "tcp://127.0.0.1:2375". An empty host keeps the environment's.
 func WithHost(host string) Option {
 	return func(o *options) { o.host = host }
+}
+
+// DefaultInspectTimeout bounds each inspect List makes of a container whose
+// state it has not seen (3 s: a healthy daemon answers in milliseconds,
+// while one container's inspect can hang as long as the daemon holds that
+// container's lock).
+const DefaultInspectTimeout = 3 * time.Second
+
+// WithInspectTimeout sets how long List waits for the inspect of one
+// container (default DefaultInspectTimeout, 3 s). List never waits more
+// than half of what is left of its ctx when its inspects begin, so a
+// hung inspect leaves time for the List to answer; the container is then
+// reported from the list alone (see List). d ≤ 0 keeps the default.
+func WithInspectTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.inspectTimeout = d
+		}
+	}
 }

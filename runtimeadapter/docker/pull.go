@@ -37,7 +37,12 @@ func (r *Runtime) ImagePresent(ctx context.Context, ref string) (bool, error) {
 func (r *Runtime) PullImage(ctx context.Context, ref string, progress func(runtimeadapter.PullProgress)) error {
 	start := time.Now()
 	r.log.Info("docker: pulling image", zap.String("image", ref))
-	rc, err := r.cli.ImagePull(ctx, ref, image.PullOptions{})
+	cli, err := r.api(ctx)
+	if err != nil {
+		r.log.Info("docker: pull failed", zap.String("image", ref), zap.Error(err))
+		return fmt.Errorf("docker: pull image %s: %w", ref, err)
+	}
+	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return r.pullFailed(ctx, ref, err, false)
 	}

@@ -3,12 +3,13 @@
 // (github.com/docker/docker/client).
 //
 // The client is configured from the environment (DOCKER_HOST,
-// DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) and negotiates the
-// API version with the daemon, so it works with engines as old as 20.10
-// (API 1.41). Every error names the object it is about (container ID or name,
-// image) and wraps the runtimeadapter sentinel that applies (ErrNotFound,
-// ErrNameConflict, ErrUnavailable) as well as the Docker client's own error,
-// so errors.Is works for both.
+// DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) and negotiates
+// the API version with the daemon once, before its first call (see New),
+// so it works with engines as old as 20.10 (API 1.41). Every error names
+// the object it is about (container ID or name, image) and wraps the
+// runtimeadapter sentinel that applies (ErrNotFound, ErrNameConflict,
+// ErrUnavailable) as well as the Docker client's own error, so errors.Is
+// works for both.
 package docker
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/docker/docker/client"
 	"go.uber.org/zap"
@@ -28,8 +30,18 @@ import (
 // concurrent use. Create it with
 // New and release it with Close.
 type Runtime struct {
+	// cli is used only through api, which negotiates the API version
+	// first (Close and DaemonHost excepted).
 	cli *client.Client
 	log *zap.Logger
+
+	// negotiated is set once the API version is negotiated; negotiating
+	// (one slot) lets one goroutine at a time try.
+	negotiated  atomic.Bool
+	negotiating chan struct{}
+
+	// inspectTimeout bounds each inspect List makes (see WithInspectTimeout).
+	inspectTimeout time.Duration
 
 	// mu guards cache, the List inspect cache (see list.go).
 	mu    sync.Mutex
@@ -44,15 +56,31 @@ var (
 	_ runtimeadapter.EventSource = (*Runtime)(nil)
 )
 
+// negotiateTimeout bounds the API version negotiation New makes.
+const negotiateTimeout = 5 * time.Second
+
 // New connects a Runtime to the Docker daemon named by the environment (or
-// by WithHost). It does not contact the daemon: call Ping to check that it
-// answers. It fails only when the environment or options are malformed.
+// by WithHost) and negotiates the API version with it: one ping, bounded
+// by 5 s, before New returns. It fails only when the environment or
+// options are malformed: a daemon that does not answer is no error here
+// (call Ping to check that it answers).
+//
+// The API version is negotiated exactly once, never concurrently with
+// another call: the Docker client would otherwise negotiate on its first
+// versioned call and write its version while concurrent calls (Events and
+// List of the PLEG) read it. If the daemon did not answer New's ping, the
+// first calls negotiate, one at a time, and every call fails with
+// runtimeadapter.ErrUnavailable, without reaching the daemon, until a
+// negotiation succeeds. DOCKER_API_VERSION fixes the version instead (the
+// ping is still made).
 func New(opts ...Option) (*Runtime, error) {
-	o := options{log: zap.NewNop()}
+	o := options{log: zap.NewNop(), inspectTimeout: DefaultInspectTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	copts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	// No client.WithAPIVersionNegotiation: api negotiates, and the client
+	// must never do it on its own.
+	copts := []client.Opt{client.FromEnv}
 	if o.host != "" {
 		copts = append(copts, client.WithHost(o.host))
 	}
@@ -60,7 +88,55 @@ func New(opts ...Option) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker: new client: %w", err)
 	}
-	return &Runtime{cli: cli, log: o.log, cache: map[string]cacheEntry{}}, nil
+	r := &Runtime{
+		cli: cli, log: o.log, cache: map[string]cacheEntry{},
+		negotiating: make(chan struct{}, 1), inspectTimeout: o.inspectTimeout,
+	}
+	if !o.lazy {
+		ctx, cancel := context.WithTimeout(context.Background(), negotiateTimeout)
+		defer cancel()
+		if _, err := r.negotiate(ctx); err != nil {
+			r.log.Debug("docker: API version not negotiated yet; the first call will", zap.Error(err))
+		}
+	}
+	return r, nil
+}
+
+// api returns the client once the API version is negotiated (see New),
+// negotiating first if need be. Its error wraps
+// runtimeadapter.ErrUnavailable (and ctx's error when ctx ended first).
+func (r *Runtime) api(ctx context.Context) (*client.Client, error) {
+	if _, err := r.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return r.cli, nil
+}
+
+// negotiate pings the daemon and sets the client's API version from the
+// answer, unless that was done already; it reports whether it did it now.
+// One goroutine negotiates at a time; the others wait for it (within
+// their ctx) and then see its result.
+func (r *Runtime) negotiate(ctx context.Context) (bool, error) {
+	if r.negotiated.Load() {
+		return false, nil
+	}
+	select {
+	case r.negotiating <- struct{}{}:
+		defer func() { <-r.negotiating }()
+	case <-ctx.Done():
+		return false, fmt.Errorf("negotiate API version with daemon %s: %w: %w", r.cli.DaemonHost(), runtimeadapter.ErrUnavailable, ctx.Err())
+	}
+	if r.negotiated.Load() {
+		return false, nil
+	}
+	ping, err := r.cli.Ping(ctx)
+	if err != nil {
+		return false, fmt.Errorf("negotiate API version with daemon %s: %w: %w", r.cli.DaemonHost(), runtimeadapter.ErrUnavailable, err)
+	}
+	r.cli.NegotiateAPIVersionPing(ping)
+	r.negotiated.Store(true)
+	r.log.Debug("docker: negotiated API version", zap.String("version", r.cli.ClientVersion()), zap.String("daemon", ping.APIVersion))
+	return true, nil
 }
 
 // Close releases the client's idle connections. The Runtime must not be used
@@ -72,9 +148,17 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-// Ping checks that the daemon answers within ctx. It wraps
-// runtimeadapter.ErrUnavailable when the daemon cannot be reached.
+// Ping checks that the daemon answers within ctx (negotiating the API
+// version if New could not). It wraps runtimeadapter.ErrUnavailable when
+// the daemon cannot be reached.
 func (r *Runtime) Ping(ctx context.Context) error {
+	now, err := r.negotiate(ctx)
+	if err != nil {
+		return fmt.Errorf("docker: ping daemon: %w", err)
+	}
+	if now {
+		return nil // negotiate pinged
+	}
 	if _, err := r.cli.Ping(ctx); err != nil {
 		return wrap(err, "ping daemon %s", r.cli.DaemonHost())
 	}

@@ -39,9 +39,9 @@ import (
 // wait, everything polls.
 const (
 	pollInterval   = 50 * time.Millisecond
-	podUpTimeout   = 30 * time.Second // a new pod's sandbox and app running
-	convergeWithin = 30 * time.Second // after the faults clear
-	dockerTimeout  = 30 * time.Second // one direct Docker call of the test
+	podUpTimeout   = 60 * time.Second // a new pod's sandbox and app running
+	convergeWithin = 45 * time.Second // after the faults clear
+	dockerTimeout  = 60 * time.Second // one direct Docker call of the test
 	askTimeout     = 5 * time.Second  // one question to the node actor
 	// outageHold is how long a fault is held while the test checks that
 	// nothing is created or killed.
@@ -83,11 +83,8 @@ func newEnv(t *testing.T, prefix string, tune func(*actors.Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	// Negotiate the API version before the node starts: the Docker client
-	// (v28.5.2) reads its version unsynchronised in Events while the first
-	// versioned call of another goroutine (the relist's List) negotiates
-	// and writes it: a data race that -race reports when a fresh
-	// Runtime's first calls are the PLEG's subscribe and list.
+	// The pause image is reachable through the proxy. (docker.New has
+	// negotiated the API version already: see its doc.)
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
 	if ok, err := rt.ImageExists(ctx, testimages.PauseTag); err != nil || !ok {
@@ -446,6 +443,31 @@ func TestListOutageMidSync(t *testing.T) {
 		t.Errorf("replacement has restart count %s, want 1", rc)
 	}
 	e.requireConverged(uid)
+}
+
+// TestHungInspectStallsOnlyItsPod: the inspect of pod a's app container
+// hangs (as Docker's inspect does while the daemon holds the container's
+// lock, e.g. during a slow start). As issue 6 says of a hung inspect, it
+// stalls only pod a, never the relist or other pods: the PLEG's List gives
+// that inspect its own deadline and reports a's container from the list
+// alone, so relists succeed, the runtime check passes, and pod b's
+// container, killed from outside meanwhile, is replaced.
+func TestHungInspectStallsOnlyItsPod(t *testing.T) {
+	e := newEnv(t, "t-faults-inspect", func(c *actors.Config) { c.ListTimeout = 2 * time.Second })
+	uids := e.setPods(pod("b"))
+	b := uids[0]
+	bApp := e.waitSettled(podUpTimeout, b)
+	hang := e.proxy.Add(dockerproxy.Rule{Method: "GET", Path: "/containers/{id}/json", Container: "actorlet_app_a_", Fault: dockerproxy.Hang()})
+	a := e.setPods(pod("a"), pod("b"))[0]
+	e.waitRunning(podUpTimeout, a, "app")
+	eventually(t, podUpTimeout, "an inspect of a's app container to hang", func() (bool, string) {
+		return e.proxy.Hits(hang) >= 1, fmt.Sprintf("%d hits", e.proxy.Hits(hang))
+	})
+	e.kill(bApp.ID)
+	e.waitRunning(15*time.Second, b, "app", bApp.ID)
+	if c := e.runtimeCheck(); !c.OK {
+		t.Errorf("runtime check failing while one inspect hangs: %s", c.Message)
+	}
 }
 
 // TestHungCallStallsOnlyItsPod: the create of pod a's app container hangs
