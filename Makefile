@@ -42,7 +42,7 @@ clean:
 	rm -rf bin build $(PAUSE_BIN)
 
 # Benchmarks (issue 7; not part of `make test`): every table of
-# BENCHMARKS.md, about 8 minutes on 2 cores; the Docker ones need Docker.
+# BENCHMARKS.md, about 6 minutes on 2 cores; the Docker ones need Docker.
 # One, or a quick pass:  make bench BENCH_FLAGS='-only detect -quick'
 BENCH_FLAGS ?=
 .PHONY: bench

@@ -91,3 +91,39 @@ func TestRuntimeRestartUnderneath(t *testing.T) {
 		rt.Close()
 	})
 }
+
+// The runtime restarted underneath actorlet with live-restore: lists fail
+// for a while, the containers keep running. Nothing running is touched,
+// during the outage or after it.
+func TestRuntimeRestartUnderneathLiveRestore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.cfg.EventRelistPeriod = -1
+		h.start()
+		h.apply(testPod("always", "uid-a", v1.RestartPolicyAlways, "app"),
+			testPod("never", "uid-n", v1.RestartPolicyNever, "app"))
+		waitFor(t, 10*time.Second, "pods up", func() bool {
+			return len(rt.Running("uid-a", "app")) == 1 && len(rt.Running("uid-n", "app")) == 1
+		})
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		rt.InjectError(fake.MethodList, runtimeadapter.ErrUnavailable, -1) // the daemon restarts
+		rt.ResetCalls()
+		time.Sleep(30 * time.Second)
+		rt.ClearFaults() // back, with every container still running
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		for _, c := range rt.Calls() {
+			switch c.Method {
+			case fake.MethodCreate, fake.MethodStart, fake.MethodStop, fake.MethodRemove:
+				t.Errorf("%s(%s) across a live-restore restart of the runtime", c.Method, c.Arg)
+			}
+		}
+		if len(rt.Running("uid-a", "app")) != 1 || len(rt.Running("uid-n", "app")) != 1 {
+			t.Error("a container stopped running")
+		}
+		h.stop()
+		rt.Close()
+	})
+}

@@ -21,22 +21,39 @@ const testNode = "node-a"
 // chanSource is a Source fed by the test.
 type chanSource struct {
 	name string
-	ch   chan []*v1.Pod
+	ch   chan sourceFeed
 }
 
-func newChanSource(name string) *chanSource { return &chanSource{name: name, ch: make(chan []*v1.Pod)} }
+// sourceFeed is one update and its acknowledgement: done is closed once
+// the update is in the node's mailbox, so that a question the test asks
+// next is answered after it.
+type sourceFeed struct {
+	pods []*v1.Pod
+	done chan struct{}
+}
+
+func newChanSource(name string) *chanSource { return &chanSource{name: name, ch: make(chan sourceFeed)} }
 
 func (s *chanSource) Name() string { return s.name }
 
 func (s *chanSource) Run(ctx context.Context, sink func(sources.Update)) error {
 	for {
 		select {
-		case pods := <-s.ch:
-			sink(sources.Update{Source: s.name, Pods: pods})
+		case f := <-s.ch:
+			sink(sources.Update{Source: s.name, Pods: f.pods})
+			close(f.done)
 		case <-ctx.Done():
 			return nil
 		}
 	}
+}
+
+// send delivers pods as the source's next update and waits until the node
+// has it queued.
+func (s *chanSource) send(pods []*v1.Pod) {
+	f := sourceFeed{pods: pods, done: make(chan struct{})}
+	s.ch <- f
+	<-f.done
 }
 
 func testPod(name, uid string, policy v1.RestartPolicy, containers ...string) *v1.Pod {
@@ -80,7 +97,7 @@ func (h *harness) stop() {
 	time.Sleep(5 * time.Second)
 }
 
-func (h *harness) apply(pods ...*v1.Pod) { h.src.ch <- pods }
+func (h *harness) apply(pods ...*v1.Pod) { h.src.send(pods) }
 
 // live returns the running or created containers of a pod and name.
 func (h *harness) live(uid, name string) []runtimeadapter.Container {

@@ -150,3 +150,41 @@ func TestCreateAdoptsOnlyCreatedOrRunning(t *testing.T) {
 		})
 	}
 }
+
+// A die event reaches the pod actor at once and the container is restarted
+// without waiting for a relist (here the relist's List hangs).
+func TestDieEventRestartsWithoutRelist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.cfg.Backoff = supervision.BackoffPolicy{} // restart at once
+		h.start()
+		defer h.stop()
+		h.apply(testPod("p", "uid-p", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 5*time.Second, "the app running", func() bool {
+			live := h.live("uid-p", "app")
+			return len(live) == 1 && live[0].State == runtimeadapter.StateRunning
+		})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		rt.Hang(fake.MethodList, "pod= ") // the relist's lists hang; a pod's own do not
+		dead := h.live("uid-p", "app")[0]
+		if err := rt.Kill(dead.ID, 3); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Second, "the app restarted", func() bool {
+			live := h.live("uid-p", "app")
+			return len(live) == 1 && live[0].ID != dead.ID
+		})
+		m, err := runtimeadapter.ParseMeta(h.live("uid-p", "app")[0].Labels)
+		if err != nil || m.RestartCount != 1 {
+			t.Errorf("restart count %d (%v), want 1", m.RestartCount, err)
+		}
+		rt.ClearFaults()
+		time.Sleep(10 * time.Second) // the relist reports the same death: no second restart
+		synctest.Wait()
+		if n := len(h.creates("actorlet_app_p_")); n != 2 {
+			t.Errorf("%d app creates, want 2 (the first and one restart)", n)
+		}
+	})
+}

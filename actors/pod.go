@@ -222,8 +222,10 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.sync(ctx)
 		}
 	case *messages.PodTransitions:
-		for _, e := range m.Events {
-			a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
+		if a.log.Core().Enabled(zap.DebugLevel) { // no fields built per event unless they are logged
+			for _, e := range m.Events {
+				a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
+			}
 		}
 		from, until := m.ListedFrom, m.ListedUntil
 		if from.IsZero() || until.IsZero() {
@@ -233,6 +235,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 		// A batch that changes nothing this actor holds needs no sync.
 		// Batches queued together are planned once (see requestSync).
 		if a.observe(m.Containers, from, until, m.Version, false) || a.relistSelf {
+			a.requestSync(ctx)
+		}
+	case *messages.ContainerExited:
+		if a.log.Core().Enabled(zap.DebugLevel) {
+			a.log.Debug("PLEG event", zap.String("type", string(messages.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
+		}
+		if a.died(m) {
 			a.requestSync(ctx)
 		}
 	case *syncNow:
@@ -365,6 +374,32 @@ func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, ve
 		a.dirtyProbes = true
 	}
 	return changed
+}
+
+// died marks the container m names exited in the listing held, if the
+// listing has it running (a death is final: actorlet never starts an
+// instance that ran), and reports whether it did. The listing's span is
+// left as it was: the PLEG's listing that the same event triggers is
+// newer, and replaces this one with the runtime's own account.
+func (a *podActor) died(m *messages.ContainerExited) bool {
+	i := slices.IndexFunc(a.containers, func(c runtimeadapter.Container) bool { return c.ID == m.ContainerID })
+	if i < 0 || a.containers[i].State != runtimeadapter.StateRunning {
+		return false
+	}
+	cs := slices.Clone(a.containers) // listings may be shared with their sender
+	c := &cs[i]
+	c.State, c.RawState, c.FinishedAt = runtimeadapter.StateExited, "exited", m.At
+	if m.ExitCode >= 0 {
+		c.ExitCode = m.ExitCode
+	}
+	c.Reason = "Error"
+	if c.ExitCode == 0 {
+		c.Reason = "Completed"
+	}
+	a.containers = cs
+	a.received++ // an own list under way may predate the death
+	a.dirtyProbes = true
+	return true
 }
 
 // requestSync syncs once the messages already in the mailbox are taken:

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/internal/metrics"
@@ -120,6 +121,10 @@ func (r *relistActor) Receive(ctx actor.Context) {
 				r.touched = map[string]bool{}
 			}
 			r.touched[m.ev.ContainerID] = true
+		}
+		if uid := m.ev.Labels[runtimeadapter.LabelPodUID]; m.ev.Kind == runtimeadapter.EventDie && uid != "" && m.ev.ContainerID != "" {
+			// The pod actor needs no list to act on a death.
+			ctx.Send(r.router, &messages.ContainerExited{UID: types.UID(uid), ContainerID: m.ev.ContainerID, ExitCode: m.ev.ExitCode, At: m.ev.Time})
 		}
 		r.want(ctx)
 	case *eventsState:

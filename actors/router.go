@@ -78,6 +78,10 @@ func (r *router) Receive(ctx actor.Context) {
 		if e := r.pods[m.UID]; e != nil {
 			ctx.Send(e.pid, m)
 		}
+	case *messages.ContainerExited:
+		if e := r.pods[m.UID]; e != nil {
+			ctx.Send(e.pid, m)
+		}
 		// A batch for a UID without an actor is a pod that is not desired:
 		// the node sees the same containers in the snapshot and kills them
 		// as orphans once every source has synced.

@@ -80,6 +80,20 @@ type PodTransitions struct {
 	ListedFrom, ListedUntil time.Time
 }
 
+// ContainerExited is the runtime's word that a container exited (Docker's
+// die event), sent by the relist actor to the container's pod actor at
+// once, ahead of the relist that the event also triggers: the pod actor
+// marks the container exited in what it holds and syncs, saving the list
+// and the inspection (which on Docker waits for the daemon to finish
+// handling the exit). The relist's listing follows and corrects the
+// details (exact FinishedAt, reason).
+type ContainerExited struct {
+	UID         types.UID
+	ContainerID string
+	ExitCode    int // -1: unknown
+	At          time.Time
+}
+
 // RelistSnapshot is every managed container of this node from one successful
 // relist, handed to the node actor so it can find orphans.
 type RelistSnapshot struct {

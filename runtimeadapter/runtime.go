@@ -218,6 +218,9 @@ type Event struct {
 	ContainerID string
 	Labels      map[string]string
 	Time        time.Time
+	// ExitCode is the container's exit code on EventDie (Docker's
+	// exitCode attribute); -1 when the runtime did not say.
+	ExitCode int
 }
 
 // EventSource is implemented by runtimes that can stream events (Docker).

@@ -69,6 +69,12 @@ func NewCrashLoop(p BackoffPolicy) *CrashLoop {
 // first. Calling Observe again for the same id returns the same deadline.
 func (c *CrashLoop) Observe(id string, startedAt, finishedAt time.Time) time.Time {
 	if id == c.lastExit && c.lastExit != "" {
+		// The same exit again, perhaps with a more exact finish time (a
+		// die event's time comes a little after the runtime's own
+		// FinishedAt): the deadline counts from the earliest.
+		if !finishedAt.IsZero() && finishedAt.Add(c.delay).Before(c.deadline) {
+			c.deadline = finishedAt.Add(c.delay)
+		}
 		return c.deadline
 	}
 	if c.policy.ResetAfter > 0 && !startedAt.IsZero() && finishedAt.Sub(startedAt) >= c.policy.ResetAfter {

@@ -71,3 +71,25 @@ func TestCrashLoopResetThenGrowsAgain(t *testing.T) {
 		t.Fatalf("after reset, next: %v, want 20s", d)
 	}
 }
+
+// An exit first seen by its die event (a little after the runtime's own
+// FinishedAt), then by a listing with the exact FinishedAt: the deadline
+// counts from the exact time; the delay stays the one of that exit.
+func TestCrashLoopDeadlineFromEarliestFinish(t *testing.T) {
+	c := NewCrashLoop(DefaultBackoffPolicy())
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	exact := t0.Add(time.Second)
+	event := exact.Add(70 * time.Millisecond)
+	if got := c.Observe("a", t0, event); !got.Equal(event.Add(10 * time.Second)) {
+		t.Fatalf("deadline from the event %v, want %v", got, event.Add(10*time.Second))
+	}
+	if got := c.Observe("a", t0, exact); !got.Equal(exact.Add(10 * time.Second)) {
+		t.Fatalf("deadline after the exact finish %v, want %v", got, exact.Add(10*time.Second))
+	}
+	if got := c.Observe("a", t0, event); !got.Equal(exact.Add(10 * time.Second)) {
+		t.Fatalf("a later finish time moved the deadline to %v", got)
+	}
+	if got := c.Observe("b", exact, exact.Add(time.Second)); !got.Equal(exact.Add(21 * time.Second)) {
+		t.Fatalf("next exit %v, want a 20 s delay", got)
+	}
+}

@@ -117,7 +117,7 @@ func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 		}
 	}
 	t.Notes = []string{
-		fmt.Sprintf("Each of %d pods runs a testworkload container that exits by itself after 1.2–2.1 s (different per pod) and is restarted at once (CrashLoopBackOff 0), so exits keep coming; every exit until %d is a sample. Latency runs from the container's FinishedAt as Docker reports it (the die event's timestamp in the next columns) to the arrival of the PodStatusChanged, at a subscriber in the same process, that shows that container not running. The node is spawned with actors.NodeProps (node.Options has no field for the event stream); relist only is EventRelistPeriod -1.", o.DetectPods, o.DetectExits),
+		fmt.Sprintf("Each of %d pods runs a testworkload container that exits by itself after 1.2–2.1 s (different per pod) and is restarted at once (CrashLoopBackOff 0), so exits keep coming; every exit until %d is a sample. Latency runs from the container's FinishedAt as Docker reports it (the die event's timestamp in the next columns) to the arrival of the PodStatusChanged, at a subscriber in the same process, that shows that container not running. Relist only is EventRelistPeriod -1 (node.Options.EventRelistPeriod).", o.DetectPods, o.DetectExits),
 		fmt.Sprintf("Relist only vs events, p50: %s. The pod alone: the same workload on a node with one pod, so that no other container's event triggers a relist.", report.Ratio(float64(p50s[1]), float64(p50s[0]))),
 	}
 	if o.DieViews > 0 {

@@ -203,16 +203,17 @@ func (r *Relister) batch(res runtimeadapter.ListResult) []messages.PodTransition
 	clear(r.pending) // drop references to IDs and names
 	r.pending = r.pending[:0]
 
-	// out is sorted by UID: find each listed container's batch by binary
-	// search rather than building a map of pods.
+	// Find each listed container's batch in a map of the batches (its
+	// size grows with the changes, not with the pods).
+	idx := make(map[types.UID]int, len(out))
+	for k := range out {
+		idx[out[k].UID] = k
+	}
 	for i, e := range r.order {
 		if e == nil {
 			continue
 		}
-		k, ok := slices.BinarySearchFunc(out, e.podUID, func(p messages.PodTransitions, uid types.UID) int {
-			return cmp.Compare(p.UID, uid)
-		})
-		if ok {
+		if k, ok := idx[e.podUID]; ok {
 			out[k].Containers = append(out[k].Containers, res.Containers[i])
 		}
 	}

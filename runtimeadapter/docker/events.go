@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,7 @@ func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapte
 					ContainerID: m.Actor.ID,
 					Labels:      actorletLabels(m.Actor.Attributes),
 					Time:        eventTime(m),
+					ExitCode:    exitCode(m),
 				}
 				select {
 				case out <- ev:
@@ -83,6 +85,18 @@ func actorletLabels(attrs map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// exitCode is a die event's exitCode attribute, -1 if it has none.
+func exitCode(m events.Message) int {
+	if m.Action != "die" {
+		return -1
+	}
+	n, err := strconv.Atoi(m.Actor.Attributes["exitCode"])
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // eventTime prefers the nanosecond timestamp.

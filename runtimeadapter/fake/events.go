@@ -128,6 +128,15 @@ func (r *Runtime) breakStreamsLocked(err error) {
 	}
 }
 
+// exitCodeOf is the ExitCode of an event of kind about c: its exit code
+// on a die, -1 otherwise (as Docker's events).
+func exitCodeOf(kind runtimeadapter.EventKind, c *container) int {
+	if kind != runtimeadapter.EventDie {
+		return -1
+	}
+	return c.c.ExitCode
+}
+
 // publishLocked queues an event about c for every stream of c's node.
 func (r *Runtime) publishLocked(kind runtimeadapter.EventKind, c *container) {
 	r.version++
@@ -144,6 +153,7 @@ func (r *Runtime) publishLocked(kind runtimeadapter.EventKind, c *container) {
 			ContainerID: c.c.ID,
 			Labels:      maps.Clone(c.c.Labels),
 			Time:        now,
+			ExitCode:    exitCodeOf(kind, c),
 		})
 		select {
 		case s.wake <- struct{}{}:
