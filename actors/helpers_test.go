@@ -32,7 +32,9 @@ type sourceFeed struct {
 	done chan struct{}
 }
 
-func newChanSource(name string) *chanSource { return &chanSource{name: name, ch: make(chan sourceFeed)} }
+func newChanSource(name string) *chanSource {
+	return &chanSource{name: name, ch: make(chan sourceFeed)}
+}
 
 func (s *chanSource) Name() string { return s.name }
 

@@ -256,9 +256,11 @@ func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
 	}
 	if !n.sent[p.UID] {
 		var admitted []*v1.Pod
-		for uid := range n.sent {
-			if q := n.desired[uid]; q != nil {
-				admitted = append(admitted, q)
+		if len(hostPorts(p)) > 0 { // most pods ask for none: no walk over every pod
+			for uid := range n.sent {
+				if q := n.desired[uid]; q != nil {
+					admitted = append(admitted, q)
+				}
 			}
 		}
 		if msg, clash := portConflict(p, admitted); clash {

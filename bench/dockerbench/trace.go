@@ -23,9 +23,9 @@ func newTracer() *tracer { return &tracer{mu: &sync.Mutex{}, first: map[string]t
 // Logger returns a logger writing to t.
 func (t *tracer) Logger() *zap.Logger { return zap.New(t) }
 
-func (t *tracer) Enabled(zapcore.Level) bool       { return true }
+func (t *tracer) Enabled(zapcore.Level) bool        { return true }
 func (t *tracer) With([]zapcore.Field) zapcore.Core { return t }
-func (t *tracer) Sync() error                      { return nil }
+func (t *tracer) Sync() error                       { return nil }
 
 func (t *tracer) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if e.Message == "runtime event" || e.Message == "PLEG event" {

@@ -39,11 +39,14 @@ func CDF(w io.Writer, title string, series []Series) error {
 	var x func(float64) float64
 	var ticks []float64
 	if logScale {
-		lo = math.Pow(10, math.Floor(math.Log10(math.Max(lo, 1e-3))))
-		hi = math.Pow(10, math.Ceil(math.Log10(hi)))
-		for t := lo; t <= hi*1.0001; t *= 10 {
-			ticks = append(ticks, t)
+		lo, hi = niceDown(math.Max(lo, 1e-3)), niceUp(hi)
+		ticks = append(ticks, lo)
+		for t := math.Pow(10, math.Ceil(math.Log10(lo))); t < hi*0.999; t *= 10 {
+			if t > lo*1.001 {
+				ticks = append(ticks, t)
+			}
 		}
+		ticks = append(ticks, hi)
 		x = func(v float64) float64 {
 			v = math.Max(v, lo)
 			return left + (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(W-left-right)
@@ -111,6 +114,27 @@ func CDF(w io.Writer, title string, series []Series) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// niceUp and niceDown round to 1, 2 or 5 times a power of ten.
+func niceUp(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= v*0.999 {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func niceDown(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*p <= v*1.001 {
+			return m * p
+		}
+	}
+	return p
 }
 
 func niceStep(raw float64) float64 {

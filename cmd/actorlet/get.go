@@ -32,6 +32,12 @@ type getPodsFlags struct {
 	namespace     string
 	allNamespaces bool
 	output        string
+
+	// From a fleet's etcd rather than an agent's API (see fleet_get.go).
+	allNodes     bool
+	node         string
+	namespaceSet bool // -n given: filter the fleet's pods by it
+	etcd         etcdFlags
 }
 
 // newGetCmd returns `actorlet get`, whose one resource is pods.
@@ -55,8 +61,20 @@ func newGetPodsCmd(conn *apiclient.Flags) *cobra.Command {
 		Short:   "List the agent's pods as kubectl prints them",
 		Long: `List the pods of a running agent, read from its API (--server), as
 kubectl prints them: NAME READY STATUS RESTARTS AGE; -o wide adds IP and NODE,
--o json and -o yaml print the PodList (or the one pod asked for by name).`,
+-o json and -o yaml print the PodList (or the one pod asked for by name).
+
+With --all-nodes (or --node NODE) it reads a fleet's etcd instead
+(--etcd-endpoints): per node its heartbeat (time since the node renewed its
+lease; "stale" once the lease expired, and its statuses are then marked stale),
+per pod its status as the node last wrote it. Every namespace unless -n is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.allNodes || f.node != "" {
+				if f.allNodes && f.node != "" {
+					return fmt.Errorf("--all-nodes and --node %s: give one", f.node)
+				}
+				f.namespaceSet = cmd.Flags().Changed("namespace")
+				return getFleetPods(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, args)
+			}
 			c, err := conn.Client()
 			if err != nil {
 				return err
@@ -68,6 +86,9 @@ kubectl prints them: NAME READY STATUS RESTARTS AGE; -o wide adds IP and NODE,
 	fl.StringVarP(&f.namespace, "namespace", "n", defaultNamespace, "namespace of the pods")
 	fl.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list the pods of every namespace")
 	fl.StringVarP(&f.output, "output", "o", "", "output format: wide, json or yaml (default: the table)")
+	fl.BoolVar(&f.allNodes, "all-nodes", false, "list the pods of every node of a fleet, from etcd (see --etcd-endpoints)")
+	fl.StringVar(&f.node, "node", "", "list the pods of this node of a fleet, from etcd")
+	f.etcd.addFlags(fl, defaultClientEndpoints)
 	return cmd
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/internal/api"
+	"github.com/actorlet/actorlet/internal/fleet"
 	"github.com/actorlet/actorlet/internal/logging"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/nodeapi"
@@ -58,6 +59,12 @@ type runFlags struct {
 	stopPods       bool
 	eventRelist    time.Duration
 	allowHostPath  bool
+	etcd           etcdFlags
+	nodeLease      time.Duration
+	maxRestarts    int
+	restartWindow  time.Duration
+	requestTimeout time.Duration
+	listTimeout    time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,7 +76,11 @@ func newRunCmd() *cobra.Command {
 		Long: `Run the node agent. It reads Kubernetes v1.Pod manifests (YAML or JSON) from
 the *.yaml, *.yml and *.json files directly in --manifests, as the kubelet's
 static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
-exits within 10 s and leaves the pods running; started again, it adopts them.`,
+exits within 10 s and leaves the pods running; started again, it adopts them.
+
+With --etcd-endpoints the node is one of a fleet: it also runs the pods under
+<prefix>/nodes/<node-name>/pods/ in etcd, and writes its heartbeat (under a
+lease of --node-lease-duration), its pods' statuses and recent events there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), f) },
 	}
@@ -86,6 +97,10 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.DurationVar(&f.eventRelist, "event-relist-period", actors.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
 	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff delay before the first restart (doubles per exit; 0 with --backoff-max 0 restarts at once)")
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
+	fl.IntVar(&f.maxRestarts, "max-pod-restarts", supervision.DefaultMaxRestarts, "a pod actor that panics is restarted at most this many times within --pod-restart-window; past that its pod is Failed (reason PodActorFailed) until its spec changes")
+	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
+	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", actors.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
+	fl.DurationVar(&f.listTimeout, "list-timeout", actors.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
@@ -97,6 +112,8 @@ exits within 10 s and leaves the pods running; started again, it adopts them.`,
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
 	fl.BoolVar(&f.stopPods, "stop-pods-on-exit", false, "on SIGTERM/SIGINT, stop and remove every pod (each within its grace period) before exiting")
+	f.etcd.addFlags(fl, nil)
+	fl.DurationVar(&f.nodeLease, "node-lease-duration", fleet.DefaultLeaseDuration, "with --etcd-endpoints: TTL of the node's heartbeat lease (renewed every third of it; whole seconds, etcd's minimum is 2 s by default)")
 	return cmd
 }
 
@@ -115,6 +132,12 @@ func run(ctx context.Context, f runFlags) error {
 	if f.relistPeriod <= 0 {
 		return fmt.Errorf("--relist-period %s: must be more than 0", f.relistPeriod)
 	}
+	if f.maxRestarts <= 0 || f.restartWindow <= 0 {
+		return fmt.Errorf("--max-pod-restarts %d, --pod-restart-window %s: must be more than 0", f.maxRestarts, f.restartWindow)
+	}
+	if f.requestTimeout <= 0 || f.listTimeout <= 0 {
+		return fmt.Errorf("--runtime-request-timeout %s, --list-timeout %s: must be more than 0", f.requestTimeout, f.listTimeout)
+	}
 	if f.backoffInitial < 0 || f.backoffMax < 0 {
 		return fmt.Errorf("--backoff-initial %s, --backoff-max %s: must not be negative", f.backoffInitial, f.backoffMax)
 	}
@@ -123,7 +146,17 @@ func run(ctx context.Context, f runFlags) error {
 		return fmt.Errorf("--root-dir %s: %w", f.rootDir, err)
 	}
 	f.rootDir = rootDir
-	srcs, err := buildSources(f, log)
+	if f.etcd.enabled() && f.nodeLease <= 0 {
+		return fmt.Errorf("--node-lease-duration %s: must be more than 0", f.nodeLease)
+	}
+	ec, keys, err := openEtcd(f, log)
+	if err != nil {
+		return err
+	}
+	if ec != nil {
+		defer ec.Close()
+	}
+	srcs, err := buildSources(f, log, ec, keys)
 	if err != nil {
 		return err
 	}
@@ -159,6 +192,13 @@ func run(ctx context.Context, f runFlags) error {
 	m := metrics.New(reg)
 	instrumented := metrics.InstrumentRuntime(rt, m)
 
+	// CrashLoopBackOff records survive a restart of the agent in a small
+	// state file next to the node lock (restart counts are in labels).
+	policy := supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax, ResetAfter: supervision.DefaultBackoffResetAfter}
+	backoffs, err := supervision.NewBackoffStore(policy, filepath.Join(rootDir, "nodes", f.nodeName+".backoff.json"))
+	if err != nil {
+		log.Warn("CrashLoopBackOff state unreadable; starting with none", zap.Error(err))
+	}
 	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
 	cfg := actors.Config{
 		NodeName:      f.nodeName,
@@ -173,15 +213,22 @@ func run(ctx context.Context, f runFlags) error {
 			}
 			return f.eventRelist
 		}(),
-		Backoff: supervision.BackoffPolicy{
-			Initial: f.backoffInitial, Max: f.backoffMax, ResetAfter: supervision.DefaultBackoffResetAfter,
-		},
+		Backoff:        policy,
+		Backoffs:       backoffs,
+		MaxPodRestarts: f.maxRestarts, PodRestartWindow: f.restartWindow,
+		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
 		Logger: log,
 	}
 	pid, err := sys.Root.SpawnNamed(actors.NodeProps(cfg, srcs...), "node")
 	if err != nil {
 		return fmt.Errorf("spawn node actor: %w", err)
 	}
+	stopFleet, err := startFleet(f, log, ec, keys, sys.Root, pid)
+	if err != nil {
+		_ = actors.StopNode(sys.Root, pid, exitTimeout)
+		return err
+	}
+	defer stopFleet() // on the error paths; the normal exit stops it before the node
 	var apiAddr string
 	if f.api.Port >= 0 {
 		opts := f.api
@@ -189,6 +236,7 @@ func run(ctx context.Context, f runFlags) error {
 		opts.Logger = log.Named("api")
 		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}, opts)
 		if apiAddr, err = srv.Start(ctx); err != nil {
+			stopFleet()
 			_ = actors.StopNode(sys.Root, pid, exitTimeout)
 			return fmt.Errorf("API: %w", err)
 		}
@@ -215,6 +263,7 @@ func run(ctx context.Context, f runFlags) error {
 			log.Warn("pods not all stopped in time; exiting anyway", zap.Error(err), zap.Duration("waited", stopPodsTimeout))
 		}
 	}
+	stopFleet()
 	if err := actors.StopNode(sys.Root, pid, exitTimeout); err != nil {
 		log.Warn("actor tree did not stop in time; exiting anyway", zap.Error(err))
 	}

@@ -6,17 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/sources"
 	"github.com/actorlet/actorlet/sources/dir"
+	etcdsource "github.com/actorlet/actorlet/sources/etcd"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 )
 
 // buildSources makes the sources the flags ask for: at least one of
-// --manifests and --manifest-url.
-func buildSources(f runFlags, log *zap.Logger) ([]sources.Source, error) {
+// --manifests, --manifest-url and --etcd-endpoints (ec, the client opened
+// by openEtcd, nil without it).
+func buildSources(f runFlags, log *zap.Logger, ec *clientv3.Client, keys etcdsource.Keys) ([]sources.Source, error) {
 	var srcs []sources.Source
 	if f.manifests != "" {
 		abs, err := filepath.Abs(f.manifests)
@@ -45,8 +48,15 @@ func buildSources(f runFlags, log *zap.Logger) ([]sources.Source, error) {
 		}
 		srcs = append(srcs, s)
 	}
+	if ec != nil {
+		s, err := etcdsource.New(ec, keys, f.nodeName, etcdsource.WithLogger(log.Named("source")), etcdsource.WithValidation(f.validation()))
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-endpoints: %w", err)
+		}
+		srcs = append(srcs, s)
+	}
 	if len(srcs) == 0 {
-		return nil, fmt.Errorf("no pod source: give --manifests DIR and/or --manifest-url URL")
+		return nil, fmt.Errorf("no pod source: give --manifests DIR, --manifest-url URL and/or --etcd-endpoints URLS")
 	}
 	return srcs, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +113,17 @@ spec:
 			}
 		}
 		return false, "no actorlet_container_restarts_total series for crasher"
+	})
+
+	// The crasher's CrashLoopBackOff record is in the node's state file,
+	// so that it survives a restart of the agent.
+	state := filepath.Join(e.rootDir, "nodes", e.node+".backoff.json")
+	eventually(t, 10*time.Second, "a CrashLoopBackOff record in "+state, func() (bool, string) {
+		b, err := os.ReadFile(state)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(string(b), "/crash/") && strings.Contains(string(b), `"delay"`), string(b)
 	})
 
 	// /healthz answers 200 with its checks.

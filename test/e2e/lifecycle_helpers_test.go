@@ -198,6 +198,7 @@ type lcTimes struct {
 	running         bool
 	status          string
 	exitCode        int
+	created         time.Time
 	started, finish time.Time
 	networkMode     string
 }
@@ -210,6 +211,7 @@ func (e *env) lcInspect(id string) (lcTimes, bool) {
 		return lcTimes{}, false
 	}
 	var out lcTimes
+	out.created = e.lcDockerTime(short(id)+" Created", in.Created)
 	if in.State != nil {
 		out.running = in.State.Running
 		out.status = in.State.Status

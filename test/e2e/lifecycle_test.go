@@ -27,16 +27,18 @@ const (
 	// pod's 2 s grace (the workload exits on SIGTERM at once) and relists.
 	lcKillTimeout = lcFailureThreshold*lcProbePeriod + 12*time.Second
 	// lcReplaceTimeout bounds the wait for a restarted container: the 1 s
-	// backoff and a few relists.
-	lcReplaceTimeout = 1*time.Second + 10*relistPeriod
+	// backoff, a few relists, and the create and start, which a loaded
+	// Docker can take many seconds over (seen: a start still under way 9 s
+	// after its create at load average 10).
+	lcReplaceTimeout = 1*time.Second + 30*relistPeriod
 	// lcAPITimeout bounds the wait for the API to show what the containers
 	// already show.
 	lcAPITimeout = 10 * time.Second
 	// lcPromptly bounds the time from a container's exit to the agent's
-	// next step (start the next init container, replace a lost sandbox):
-	// the exit is seen within one 1 s relist (at once with the event
-	// stream), then a create and a start. Three relist periods leave room
-	// for a loaded machine.
+	// next step (create the next init container, stop the apps of a lost
+	// sandbox): the exit is seen within one 1 s relist (at once with the
+	// event stream), then one or two runtime calls. Three relist periods
+	// leave room for a loaded machine.
 	lcPromptly = 3 * relistPeriod
 )
 
@@ -400,11 +402,13 @@ spec:
 	if !i2.finish.Before(ap.started) {
 		t.Errorf("app started at %s, before init2 finished at %s", ap.started.Format(time.StampMilli), i2.finish.Format(time.StampMilli))
 	}
-	if gap := i2.started.Sub(i1.finish); gap > lcPromptly {
-		t.Errorf("%s", lcBugSlowReaction("init2 started", gap))
+	// The agent's reaction ends with its create call; how long Docker then
+	// takes to start the container is Docker's (seconds on a loaded machine).
+	if gap := i2.created.Sub(i1.finish); gap > lcPromptly {
+		t.Errorf("%s", lcBugSlowReaction("init2 created", gap))
 	}
-	if gap := ap.started.Sub(i2.finish); gap > lcPromptly {
-		t.Errorf("%s", lcBugSlowReaction("app started", gap))
+	if gap := ap.created.Sub(i2.finish); gap > lcPromptly {
+		t.Errorf("%s", lcBugSlowReaction("app created", gap))
 	}
 
 	eventually(t, lcAPITimeout, "/pods showing the init containers Completed and the pod Initialized and Running", func() (bool, string) {
@@ -573,8 +577,15 @@ func TestSandboxKilledIsReplaced(t *testing.T) {
 	}
 	if oldSt, found := e.lcInspect(oldSB); !found {
 		t.Errorf("old sandbox %s removed; want it kept (exited) as the newest dead instance", short(oldSB))
-	} else if newSt, _ := e.lcInspect(newSB); newSt.started.Sub(oldSt.finish) > lcPromptly {
-		t.Errorf("%s", lcBugSlowReaction("the new sandbox started", newSt.started.Sub(oldSt.finish)))
+	} else {
+		// The agent's reaction: it stops the old apps (they exit on
+		// SIGTERM) before it makes the new sandbox, whose create and start
+		// are then Docker's to be quick about.
+		for name, id := range oldApps {
+			if st, found := e.lcInspect(id); found && st.finish.Sub(oldSt.finish) > lcPromptly {
+				t.Errorf("%s", lcBugSlowReaction("old "+name+" stopped", st.finish.Sub(oldSt.finish)))
+			}
+		}
 	}
 	for name, id := range oldApps {
 		if st, found := e.lcInspect(id); found && st.running {

@@ -23,8 +23,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
