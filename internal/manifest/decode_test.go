@@ -72,7 +72,7 @@ func TestDecode(t *testing.T) {
 		{name: "duplicate key json", data: strings.Replace(validJSON, `"kind": "Pod",`, `"kind": "Pod", "kind": "Pod",`, 1),
 			wantErr: []string{`duplicate field "kind"`}},
 		{name: "wrong type", data: strings.Replace(validYAML, "containerPort: 80", "containerPort: eighty", 1),
-			wantErr: []string{"invalid manifest", "containerPort"}},
+			wantErr: []string{`spec.containers[0].ports[0].containerPort: Invalid value: "eighty": want an integer (int32)`}},
 
 		{name: "truncated json", data: validJSON[:len(validJSON)/2], wantErr: []string{"invalid manifest", "unexpected end of JSON input"}},
 		{name: "truncated yaml", data: validYAML[:strings.Index(validYAML, "image:")] + "image: \"nginx:1.", wantErr: []string{"invalid YAML"}},

@@ -10,8 +10,11 @@
 //	StaticPodUID  a stable identity for a pod read from a file
 //
 // LoadFile runs all of them for one file. Every error names the offending
-// field by its path (e.g. "spec.containers[0].image: Required value"), and
-// LoadFile's errors also name the file.
+// field by its path (e.g. "spec.containers[0].image: Required value",
+// `spec.containers[0].resources.limits[cpu]: Invalid value: "1x": ...`),
+// or, for a manifest that is not well-formed YAML or JSON, the line where
+// it breaks; LoadFile's errors also name the file (see errors.go). A
+// manifest is at most MaxManifestBytes (1 MiB).
 //
 // Which pod fields actorlet honours, ignores with a warning, or rejects is
 // kept in one table, in support.go.

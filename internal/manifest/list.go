@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // PodListKind is the kind of a document that holds several pods, read by
@@ -47,17 +46,20 @@ type ListItem struct {
 //
 // Decoding is as strict as Decode's. A problem with the document as a
 // whole is DecodeList's error, a *FileError naming path, and no items: it
-// is not JSON or YAML, is empty (errors.Is(err, ErrEmpty)), holds several
-// YAML documents, has another kind or apiVersion, a duplicated key in YAML,
-// or an unknown or duplicated field outside the items. An empty PodList is
-// no items and no error.
+// is not JSON or YAML (*SyntaxError), is empty (errors.Is(err, ErrEmpty)),
+// holds several YAML documents or is not an object (ErrNotOneObject), has
+// another kind or apiVersion, a duplicated key in YAML, an unknown or
+// duplicated field or a bad value (*ValueError) outside the items, or is a
+// single Pod over MaxManifestBytes (ErrTooLarge; the size of a PodList is
+// left to the caller). An empty PodList is no items and no error.
 //
 // A problem with one pod is that item's Err; the other items are
 // unaffected. Each PodList item must be an object whose kind and
-// apiVersion, if set, are Pod and v1; unknown and duplicated fields are
-// named with the item's path, e.g. `unknown field
-// "items[2].spec.containers[0].imagee"`. A single Pod is one item whose
-// Field is nil, so its errors name fields as Decode's do.
+// apiVersion, if set, are Pod and v1, at most MaxManifestBytes of JSON;
+// unknown and duplicated fields and bad values are named with the item's
+// path, e.g. `unknown field "items[2].spec.containers[0].imagee"`. A
+// single Pod is one item whose Field is nil, so its errors name fields as
+// Decode's do.
 //
 // Items are returned in document order, unvalidated: call SetDefaults and
 // ValidateAt (with the item's Field) on each Pod.
@@ -83,44 +85,51 @@ type podListDocument struct {
 }
 
 func decodeList(data []byte) ([]ListItem, error) {
-	jsonData := data
-	if !utilyaml.IsJSONBuffer(data) {
-		n, err := countYAMLDocuments(data)
-		if err != nil {
-			return nil, yamlError(err)
-		}
-		switch {
-		case n == 0:
-			return nil, emptyListError()
-		case n > 1:
-			return nil, fmt.Errorf("found %d YAML documents: want one %s or %s", n, PodKind, PodListKind)
-		}
-		if jsonData, err = yaml.YAMLToJSONStrict(data); err != nil {
-			return nil, yamlError(err)
-		}
+	jsonData, n, err := toJSON(data)
+	switch {
+	case err != nil:
+		return nil, err
+	case n == 0:
+		return nil, emptyListError()
+	case n > 1:
+		return nil, &kindError{msg: fmt.Sprintf("found %d YAML documents: want one %s or %s", n, PodKind, PodListKind), kind: ErrNotOneObject}
 	}
 	if isNull(jsonData) {
 		return nil, emptyListError()
 	}
 
+	want := PodKind + " or " + PodListKind
 	var tm metav1.TypeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(jsonData, &tm); err != nil {
-		return nil, fmt.Errorf("invalid manifest: want one %s or %s object: %w", PodKind, PodListKind, err)
+		if isSyntax, _ := sigsjson.SyntaxErrorOffset(err); isSyntax || checkObject(jsonData, want) == nil {
+			err = decodeError(jsonData, reflect.TypeFor[metav1.TypeMeta](), nil, err)
+			if errIsSyntax(err) {
+				err = fmt.Errorf("invalid manifest: want one %s object: %w", want, err)
+			}
+			return nil, err
+		}
+	}
+	if err := checkObject(jsonData, want); err != nil {
+		return nil, err
 	}
 	if err := checkListTypeMeta(tm); err != nil {
 		return nil, err
 	}
 	if tm.Kind == PodKind {
+		// One pod: as long as Decode allows.
+		if len(data) > MaxManifestBytes {
+			return nil, tooLarge(len(data))
+		}
 		return []ListItem{decodeItem(jsonData, nil)}, nil
 	}
 
 	var doc podListDocument
 	strictErrs, err := sigsjson.UnmarshalStrict(jsonData, &doc)
 	if err != nil {
-		return nil, fmt.Errorf("invalid manifest: %w", err)
+		return nil, decodeError(jsonData, reflect.TypeFor[podListDocument](), nil, err)
 	}
 	if len(strictErrs) > 0 {
-		return nil, utilerrors.NewAggregate(strictErrs)
+		return nil, aggregate(strictErrs)
 	}
 	items := make([]ListItem, len(doc.Items))
 	itemsPath := field.NewPath("items")
@@ -165,9 +174,20 @@ func decodeItem(data []byte, p *field.Path) ListItem {
 		item.Err = field.Required(p, "want a "+PodKind)
 		return item
 	}
+	if p != nil && len(data) > MaxManifestBytes {
+		item.Err = &kindError{
+			msg:  fmt.Sprintf("%s: pod is %d bytes of JSON, over the %d-byte limit", p, len(data), MaxManifestBytes),
+			kind: ErrTooLarge,
+		}
+		return item
+	}
+	if err := checkObject(data, PodKind); err != nil {
+		item.Err = itemError(p, err)
+		return item
+	}
 	var tm metav1.TypeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
-		item.Err = itemError(p, fmt.Errorf("invalid manifest: want one %s object: %w", PodKind, err))
+		item.Err = decodeError(data, reflect.TypeFor[metav1.TypeMeta](), p, err)
 		return item
 	}
 	// A single Pod's kind and apiVersion were checked with the document's.
@@ -180,7 +200,7 @@ func decodeItem(data []byte, p *field.Path) ListItem {
 			errs = append(errs, field.NotSupported(p.Child("apiVersion"), tm.APIVersion, []string{PodAPIVersion}))
 		}
 		if len(errs) > 0 {
-			item.Err = errs.ToAggregate()
+			item.Err = aggregateFields(errs)
 			return item
 		}
 	}
@@ -188,7 +208,7 @@ func decodeItem(data []byte, p *field.Path) ListItem {
 	pod := &v1.Pod{}
 	strictErrs, err := sigsjson.UnmarshalStrict(data, pod)
 	if err != nil {
-		item.Err = itemError(p, fmt.Errorf("invalid manifest: %w", err))
+		item.Err = decodeError(data, reflect.TypeFor[v1.Pod](), p, err)
 		return item
 	}
 	if len(strictErrs) > 0 {
@@ -200,7 +220,7 @@ func decodeItem(data []byte, p *field.Path) ListItem {
 				}
 			}
 		}
-		item.Err = utilerrors.NewAggregate(strictErrs)
+		item.Err = aggregate(strictErrs)
 		return item
 	}
 	pod.Kind, pod.APIVersion = PodKind, PodAPIVersion
@@ -269,5 +289,5 @@ func ValidateAtWith(pod *v1.Pod, p *field.Path, opts ValidationOptions) (warning
 		}
 		errs = append(errs, e)
 	}
-	return warnings, utilerrors.NewAggregate(errs)
+	return warnings, aggregate(errs)
 }

@@ -149,7 +149,7 @@ func TestDecodeListDocumentErrors(t *testing.T) {
 		{"wrong apiVersion", strings.Replace(validListYAML, "apiVersion: v1\nkind: PodList", "apiVersion: v2\nkind: PodList", 1), []string{`apiVersion: Unsupported value: "v2"`}, false},
 		{"two documents", validYAML + "---\n" + validYAML, []string{"found 2 YAML documents: want one Pod or PodList"}, false},
 		{"unknown list field", validListYAML + "itemz: []\n", []string{`unknown field "itemz"`}, false},
-		{"items not a list", "apiVersion: v1\nkind: PodList\nitems: {}\n", []string{"invalid manifest"}, false},
+		{"items not a list", "apiVersion: v1\nkind: PodList\nitems: {}\n", []string{"items: Invalid value: {}: want a list"}, false},
 		{"duplicate key yaml", validListYAML + "kind: PodList\n", []string{"invalid YAML", `"kind" already set`}, false},
 		{"duplicate items json", `{"apiVersion": "v1", "kind": "PodList", "items": [], "items": []}`, []string{`duplicate field "items"`}, false},
 	}
@@ -196,10 +196,12 @@ func TestDecodeListItemErrors(t *testing.T) {
 		{"wrong apiVersion", `{"apiVersion": "v2", "metadata": {"name": "bad"}}`,
 			"", "bad", []string{`items[1].apiVersion: Unsupported value: "v2"`}},
 		{"wrong type", `{"metadata": {"name": "bad"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": "eighty"}]}]}}`,
-			"", "bad", []string{"items[1]: invalid manifest", "containerPort"}},
+			"", "bad", []string{`items[1].spec.containers[0].ports[0].containerPort: Invalid value: "eighty": want an integer (int32)`}},
 		{"null", `null`, "", "", []string{"items[1]: Required value"}},
 		{"not an object", `"web"`, "", "", []string{"items[1]: invalid manifest: want one Pod object"}},
-		{"bad name type", `{"metadata": {"name": 7}}`, "", "", []string{"items[1]: invalid manifest"}},
+		{"bad name type", `{"metadata": {"name": 7}}`, "", "", []string{"items[1].metadata.name: Invalid value: 7: want a string"}},
+		{"bad quantity", `{"metadata": {"name": "bad"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1x"}}}]}}`,
+			"", "bad", []string{`items[1].spec.containers[0].resources.limits[cpu]: Invalid value: "1x": want a quantity`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,9 @@ func Validate(pod *v1.Pod) (warnings []string, err error) {
 //
 // err aggregates one field.Error per problem, each naming its field path,
 // e.g. "spec.containers[0].image: Required value"; it is nil when the pod
-// is valid. The checks: metadata.name is a DNS-1123 subdomain,
+// is valid. It is a utilerrors.Aggregate holding every error; its message
+// shows the first 50 (each cut at 1 KiB) and how many more there are, and
+// takes time linear in their number. The checks: metadata.name is a DNS-1123 subdomain,
 // metadata.namespace a DNS-1123 label, labels and annotations are valid;
 // at least one container; container names are DNS-1123 labels, unique
 // across init and app containers; image is set; restartPolicy is Always,
@@ -98,7 +100,7 @@ func ValidateWith(pod *v1.Pod, opts ValidationOptions) (warnings []string, err e
 	w, unsupported := checkSupport(pod, opts)
 	warnings = append(warnings, w...)
 	errs = append(errs, unsupported...)
-	return warnings, errs.ToAggregate()
+	return warnings, aggregateFields(errs)
 }
 
 func validateMeta(pod *v1.Pod) field.ErrorList {

@@ -8,7 +8,8 @@
 // #name#, 4913, *.tmp), other extensions, subdirectories and anything but
 // regular files (symlinks to them count) are ignored.
 //
-// A file that fails to parse or validate is one Problem in the update,
+// A file that fails to parse or validate, or is over
+// manifest.MaxManifestBytes (1 MiB), is one Problem in the update,
 // naming the file and the field, logged once (not on every rescan while it
 // stays the same); the pod it last defined keeps its last good spec until
 // the file is fixed or removed, and the other files are unaffected. When

@@ -125,6 +125,39 @@ func TestRunSameNameConflict(t *testing.T) {
 	}
 }
 
+// TestRunSameNameConflictStable runs the source with a rescan every 10 ms
+// and the files rewritten again and again: the same file wins throughout,
+// so no update is sent (an update would mean the pod flipped), and the
+// conflict is warned about once.
+func TestRunSameNameConflictStable(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "20-web.yaml", podYAML("web", "nginx:second"))
+	write(t, dir, "10-web.yaml", podYAML("web", "nginx:first"))
+	r := start(t, dir, WithRescanPeriod(10*time.Millisecond))
+	first := r.waitFor(t, slack, "the winner", hasPods("default/web=nginx:first"))
+
+	for range 10 {
+		write(t, dir, "20-web.yaml", podYAML("web", "nginx:second"))
+		write(t, dir, "10-web.yaml", podYAML("web", "nginx:first"))
+		time.Sleep(30 * time.Millisecond) // a debounced scan and rescans
+	}
+	select {
+	case u := <-r.updates:
+		t.Fatalf("update %s while nothing changed, want none", describe(u))
+	default:
+	}
+
+	// A real change is sent, and the winner is still the first file.
+	write(t, dir, "30-other.yaml", podYAML("other", "redis"))
+	u := r.waitFor(t, seenWithin, "the new pod", func(u sources.Update) bool { return len(u.Pods) == 2 })
+	if !hasPods("default/web=nginx:first", "default/other=redis")(u) || u.Pods[0].UID != first.Pods[0].UID {
+		t.Errorf("update = %s, want the same winner and the new pod", describe(u))
+	}
+	if n := r.logs.FilterMessage("two manifests define the same pod").Len(); n != 1 {
+		t.Errorf("conflict warned %d times, want 1", n)
+	}
+}
+
 func TestRunDirectoryAppearsLater(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "manifests")
 	r := start(t, dir)

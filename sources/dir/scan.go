@@ -23,9 +23,10 @@ import (
 	"github.com/actorlet/actorlet/sources"
 )
 
-// maxManifestBytes bounds the size of a manifest file (10 MiB); a larger
-// file is a problem, not read.
-const maxManifestBytes = 10 << 20
+// maxManifestBytes bounds the size of a manifest file:
+// manifest.MaxManifestBytes (1 MiB), which LoadFile would refuse anyway; a
+// larger file is a problem (errors.Is manifest.ErrTooLarge), not read.
+const maxManifestBytes = manifest.MaxManifestBytes
 
 // fileState is what the scanner remembers about one manifest file.
 type fileState struct {
@@ -243,14 +244,14 @@ func readManifest(path string) ([]byte, error) {
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	if fi.Size() > maxManifestBytes {
-		return nil, fmt.Errorf("file is %d bytes, over the %d-byte limit", fi.Size(), maxManifestBytes)
+		return nil, fmt.Errorf("%w: file is %d bytes, over the %d-byte limit", manifest.ErrTooLarge, fi.Size(), maxManifestBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("file is over the %d-byte limit", maxManifestBytes)
+		return nil, fmt.Errorf("%w: file is over the %d-byte limit", manifest.ErrTooLarge, maxManifestBytes)
 	}
 	return data, nil
 }

@@ -2,10 +2,12 @@ package dir
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest/observer"
 
@@ -232,6 +234,112 @@ func TestScanSameNameConflict(t *testing.T) {
 	}
 }
 
+// TestScanSameNameStableAcrossRescans: with three files defining one pod,
+// the first in name order wins on every rescan, whatever happens to the
+// files' times, inodes and contents short of a change of the pod; each
+// loser is one problem, warned about once, not on every rescan; and no
+// rescan sends an update, so nothing flip-flops.
+func TestScanSameNameStableAcrossRescans(t *testing.T) {
+	dir := t.TempDir()
+	// Written in reverse name order: creation order, inode numbers and
+	// modification times all disagree with name order.
+	write(t, dir, "c.yaml", podYAML("web", "nginx:c"))
+	write(t, dir, "b.yaml", podYAML("web", "nginx:b"))
+	write(t, dir, "a.yaml", podYAML("web", "nginx:a"))
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:a")
+	winner := u.Pods[0]
+	if got := sourceFile(u, 0); got != filepath.Join(dir, "a.yaml") {
+		t.Fatalf("winner from %s, want a.yaml", got)
+	}
+	wantLosers := func(u sources.Update) {
+		t.Helper()
+		if len(u.Problems) != 2 {
+			t.Fatalf("problems = %v, want b.yaml and c.yaml", u.Problems)
+		}
+		for i, loser := range []string{"b.yaml", "c.yaml"} {
+			want := "manifest " + filepath.Join(dir, loser) + ": pod default/web is also defined by " + filepath.Join(dir, "a.yaml") +
+				", which comes first in name order and wins; this file is ignored"
+			if got := u.Problems[i].Error(); got != want {
+				t.Errorf("problem %d = %q, want %q", i, got, want)
+			}
+		}
+	}
+	wantLosers(u)
+	const warning = "two manifests define the same pod"
+	wantWarnings := func(n int) {
+		t.Helper()
+		if got := countLogs(logs, warning); got != n {
+			t.Errorf("%q logged %d times, want %d", warning, got, n)
+		}
+	}
+	wantWarnings(2) // one per losing file
+
+	later := time.Now().Add(time.Hour)
+	for i := range 12 {
+		// Disturb the files in every way that does not change the pod.
+		switch i % 4 {
+		case 0: // the losers rewritten, same content: new inodes and times
+			write(t, dir, "b.yaml", podYAML("web", "nginx:b"))
+			write(t, dir, "c.yaml", podYAML("web", "nginx:c"))
+		case 1: // the winner rewritten, same content
+			write(t, dir, "a.yaml", podYAML("web", "nginx:a"))
+		case 2: // the losers newer than the winner, then older
+			for j, name := range []string{"b.yaml", "c.yaml"} {
+				at := later.Add(time.Duration(i*10+j) * time.Minute)
+				if err := os.Chtimes(filepath.Join(dir, name), at, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case 3: // nothing: a plain rescan
+		}
+		u, send := s.scan()
+		if send {
+			t.Fatalf("rescan %d sent an update: %s", i, describe(u))
+		}
+		if len(u.Pods) != 1 || u.Pods[0] != winner {
+			t.Fatalf("rescan %d: pods %s, want a.yaml's pod unchanged", i, describe(u))
+		}
+		wantLosers(u)
+	}
+	wantWarnings(2)
+
+	// A loser edited, still defining the same pod: still ignored, nothing
+	// to send (the node's set did not change), no new warning.
+	write(t, dir, "b.yaml", podYAML("web", "nginx:b2"))
+	u = mustScan(t, s, false)
+	wantPods(t, u, "default/web=nginx:a")
+	wantLosers(u)
+	wantWarnings(2)
+
+	// The winner edited: its new spec, still the winner, no new warning.
+	write(t, dir, "a.yaml", podYAML("web", "nginx:a2"))
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:a2")
+	wantLosers(u)
+	mustScan(t, s, false)
+	wantWarnings(2)
+
+	// The winner broken: it keeps its last good pod and keeps winning; the
+	// pod does not pass to b.yaml.
+	write(t, dir, "a.yaml", "kind: Pod\n")
+	u = mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx:a2")
+	if got := sourceFile(u, 0); got != filepath.Join(dir, "a.yaml") {
+		t.Errorf("winner from %s after a broken edit, want a.yaml", got)
+	}
+	if len(u.Problems) != 3 || !strings.HasPrefix(u.Problems[0].Error(), "manifest "+filepath.Join(dir, "a.yaml")+": ") {
+		t.Errorf("problems = %v, want a.yaml's, then the two losers'", u.Problems)
+	} else {
+		wantLosers(sources.Update{Problems: u.Problems[1:]})
+	}
+	for range 3 {
+		mustScan(t, s, false)
+	}
+	wantWarnings(2)
+}
+
 func TestScanSameUIDConflict(t *testing.T) {
 	dir := t.TempDir()
 	withUID := func(name string) string {
@@ -296,6 +404,26 @@ func TestScanUnreadableFile(t *testing.T) {
 	wantPods(t, u, "default/web=nginx")
 	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), "permission denied") {
 		t.Errorf("problems = %v", u.Problems)
+	}
+}
+
+// TestScanTooLarge: a file over manifest.MaxManifestBytes is a problem
+// naming it, and is not read; one of exactly the limit is read.
+func TestScanTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	pad := func(n int) string {
+		pod := podYAML("web", "nginx")
+		return pod + "#" + strings.Repeat("x", n-len(pod)-2) + "\n"
+	}
+	write(t, dir, "big.yaml", pad(manifest.MaxManifestBytes+1))
+	write(t, dir, "web.yaml", pad(manifest.MaxManifestBytes))
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/web=nginx")
+	want := fmt.Sprintf("manifest %s: manifest too large: file is %d bytes, over the %d-byte limit",
+		filepath.Join(dir, "big.yaml"), manifest.MaxManifestBytes+1, manifest.MaxManifestBytes)
+	if len(u.Problems) != 1 || u.Problems[0].Error() != want || !errors.Is(u.Problems[0], manifest.ErrTooLarge) {
+		t.Errorf("problems = %v, want %q", u.Problems, want)
 	}
 }
 
