@@ -358,3 +358,17 @@ func TestAttachToNode(t *testing.T) {
 		t.Errorf("web's status still in etcd after its pod stopped and Stop returned: %s", v)
 	}
 }
+
+// The documented defaults: a 40 s heartbeat lease (the kubelet's node
+// lease), events kept 1 h and at most 100 per node.
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{Client: struct{ Client }{}, Node: "n1"}
+	if err := o.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	if o.LeaseDuration != 40*time.Second || o.EventTTL != time.Hour || o.MaxEvents != 100 ||
+		o.EventPollPeriod != 2*time.Second || o.RequestTimeout != 5*time.Second {
+		t.Errorf("defaults: lease %s, event TTL %s, max events %d, poll %s, request timeout %s",
+			o.LeaseDuration, o.EventTTL, o.MaxEvents, o.EventPollPeriod, o.RequestTimeout)
+	}
+}
