@@ -9,9 +9,11 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,20 +48,31 @@ type Server struct {
 // test when etcd does not start within 60 s.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name = "etcdtest"
-	cfg.Dir = t.TempDir()
-	cfg.TickMs, cfg.ElectionMs = TickMs, ElectionMs
-	cfg.UnsafeNoFsync = true // a test's data need not survive a crash
-	cfg.LogLevel = "error"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	clientURL, peerURL := freeURL(t), freeURL(t)
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
+	var e *embed.Etcd
+	var cfg *embed.Config
+	// The ports were free a moment before etcd binds them; another test
+	// process may take one meanwhile: then try again on other ports.
+	for attempt := 1; ; attempt++ {
+		cfg = embed.NewConfig()
+		cfg.Name = "etcdtest"
+		cfg.Dir = t.TempDir()
+		cfg.TickMs, cfg.ElectionMs = TickMs, ElectionMs
+		cfg.UnsafeNoFsync = true // a test's data need not survive a crash
+		cfg.LogLevel = "error"
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		clientURL, peerURL := freeURL(t), freeURL(t)
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		var err error
+		e, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		if attempt < 5 && errors.Is(err, syscall.EADDRINUSE) {
+			t.Logf("etcdtest: start etcd (attempt %d): %v; trying other ports", attempt, err)
+			continue
+		}
 		t.Fatalf("etcdtest: start etcd: %v", err)
 	}
 	t.Cleanup(e.Close)

@@ -225,16 +225,16 @@ func (b *breakingClient) Get(ctx context.Context, key string, opts ...clientv3.O
 }
 
 func (b *breakingClient) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	out := make(chan clientv3.WatchResponse)
+	inner, cancel := context.WithCancel(ctx)
+	// The cancel is registered with the count, before the test can see
+	// the count and break the watches: else a break right then misses it.
 	b.mu.Lock()
 	held := b.held
 	b.watchRevs = append(b.watchRevs, clientv3.OpGet(key, opts...).Rev())
-	b.mu.Unlock()
-	b.watchWake <- struct{}{}
-	out := make(chan clientv3.WatchResponse)
-	inner, cancel := context.WithCancel(ctx)
-	b.mu.Lock()
 	b.cancels = append(b.cancels, cancel)
 	b.mu.Unlock()
+	b.watchWake <- struct{}{}
 	go func() {
 		defer close(out)
 		if held != nil {
