@@ -2,12 +2,15 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
@@ -185,6 +188,46 @@ func TestDieEventRestartsWithoutRelist(t *testing.T) {
 		synctest.Wait()
 		if n := len(h.creates("actorlet_app_p_")); n != 2 {
 			t.Errorf("%d app creates, want 2 (the first and one restart)", n)
+		}
+	})
+}
+
+// A pod removed and at once desired again (same UID) runs again: the new
+// pod actor is spawned once the old one has stopped (its name is taken
+// until then).
+func TestPodReaddedAtOnceRunsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The old pod actor takes 2 s to stop (as one waiting for its
+		// runtime call to end would).
+		hook := func(uid types.UID, msg any) {
+			if _, ok := msg.(*actor.Stopping); ok && uid == "uid-p" {
+				time.Sleep(2 * time.Second)
+			}
+		}
+		podReceiveHook.Store(&hook)
+		defer podReceiveHook.Store(nil)
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.start()
+		defer h.stop()
+		p := testPod("p", "uid-p", v1.RestartPolicyAlways, "app")
+		p.Spec.TerminationGracePeriodSeconds = new(int64)
+		for round := range 3 {
+			h.apply(p)
+			waitFor(t, 10*time.Second, fmt.Sprintf("round %d: the app running", round), func() bool {
+				live := h.live("uid-p", "app")
+				return len(live) == 1 && live[0].State == runtimeadapter.StateRunning
+			})
+			h.apply()
+			waitFor(t, 10*time.Second, fmt.Sprintf("round %d: the pod's containers gone", round), func() bool {
+				for _, c := range rt.Containers() {
+					if c.Labels[runtimeadapter.LabelPodUID] == "uid-p" {
+						return false
+					}
+				}
+				return true
+			})
+			time.Sleep(100 * time.Millisecond) // the old actor is stopping
 		}
 	})
 }

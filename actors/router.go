@@ -20,8 +20,13 @@ type router struct {
 	log      *zap.Logger
 	pods     map[types.UID]*podEntry
 	byPID    map[string]types.UID
-	podProps *actor.Props           // every pod actor's
-	stopping bool                   // the router itself is stopping: its children end with it
+	podProps *actor.Props // every pod actor's
+	stopping bool         // the router itself is stopping: its children end with it
+	// retiring: pod actors told to stop (PID id → UID), until their
+	// Terminated; their names stay taken until then. respawn: a spec for
+	// such a UID, sent to a new pod actor once the old one is gone.
+	retiring map[string]types.UID
+	respawn  map[types.UID]*messages.PodSpec
 	down     *messages.RuntimeState // the runtime is failing (nil: healthy)
 }
 
@@ -45,32 +50,14 @@ func (r *router) Receive(ctx actor.Context) {
 	case *actor.Stopping, *actor.Restarting:
 		r.stopping = true
 	case *messages.PodSpec:
-		e := r.pods[m.Pod.UID]
-		if e == nil {
-			if r.podProps == nil {
-				r.podProps = newPodProps(r.cfg, r.node)
-			}
-			pid, err := ctx.SpawnNamed(r.podProps, podActorName(m.Pod.UID))
-			if err != nil {
-				r.log.Error("spawn pod actor", zap.String("podUID", string(m.Pod.UID)), zap.Error(err))
-				return
-			}
-			e = &podEntry{pid: pid}
-			r.pods[m.Pod.UID] = e
-			if r.down != nil {
-				ctx.Send(pid, r.down)
-			}
-			r.byPID[pid.Id] = m.Pod.UID
-			r.cfg.Metrics.SetPodActors(len(r.pods))
-		}
-		e.last = m
-		ctx.Send(e.pid, m)
+		r.podSpec(ctx, m)
 	case *messages.PodRemoved:
 		if e := r.pods[m.UID]; e != nil {
 			e.last = m
 			ctx.Send(e.pid, m)
 			return
 		}
+		delete(r.respawn, m.UID)
 		// No actor: nothing of ours runs for it that the node's orphan
 		// sweep would not find. Confirm so the node stops waiting.
 		ctx.Send(r.node, &messages.Terminated{UID: m.UID})
@@ -102,11 +89,23 @@ func (r *router) Receive(ctx actor.Context) {
 		if e := r.pods[m.UID]; e != nil {
 			delete(r.byPID, e.pid.Id)
 			delete(r.pods, m.UID)
+			if r.retiring == nil {
+				r.retiring = map[string]types.UID{}
+			}
+			r.retiring[e.pid.Id] = m.UID
 			ctx.Stop(e.pid)
 			r.cfg.Metrics.SetPodActors(len(r.pods))
 		}
 		ctx.Send(r.node, m)
 	case *actor.Terminated:
+		if uid, ok := r.retiring[m.Who.Id]; ok {
+			delete(r.retiring, m.Who.Id)
+			if spec := r.respawn[uid]; spec != nil && !r.stopping {
+				delete(r.respawn, uid)
+				r.podSpec(ctx, spec)
+			}
+			return
+		}
 		// A pod actor stopped by its supervisor (past its restart limit).
 		if uid, ok := r.byPID[m.Who.Id]; ok && !r.stopping {
 			delete(r.byPID, m.Who.Id)
@@ -115,4 +114,38 @@ func (r *router) Receive(ctx actor.Context) {
 			ctx.Send(r.node, &messages.PodActorFailed{UID: uid})
 		}
 	}
+}
+
+// podSpec sends m to its pod actor, spawning one if need be; while the
+// UID's previous actor is still stopping (its name taken), m waits for it.
+func (r *router) podSpec(ctx actor.Context, m *messages.PodSpec) {
+	e := r.pods[m.Pod.UID]
+	if e == nil {
+		for _, uid := range r.retiring {
+			if uid == m.Pod.UID {
+				if r.respawn == nil {
+					r.respawn = map[types.UID]*messages.PodSpec{}
+				}
+				r.respawn[m.Pod.UID] = m
+				return
+			}
+		}
+		if r.podProps == nil {
+			r.podProps = newPodProps(r.cfg, r.node)
+		}
+		pid, err := ctx.SpawnNamed(r.podProps, podActorName(m.Pod.UID))
+		if err != nil {
+			r.log.Error("spawn pod actor", zap.String("podUID", string(m.Pod.UID)), zap.Error(err))
+			return
+		}
+		e = &podEntry{pid: pid}
+		r.pods[m.Pod.UID] = e
+		if r.down != nil {
+			ctx.Send(pid, r.down)
+		}
+		r.byPID[pid.Id] = m.Pod.UID
+		r.cfg.Metrics.SetPodActors(len(r.pods))
+	}
+	e.last = m
+	ctx.Send(e.pid, m)
 }
