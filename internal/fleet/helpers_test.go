@@ -3,41 +3,24 @@ package fleet
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/etcdtest"
+	"github.com/actorlet/actorlet/internal/leakcheck"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/sources/etcd"
 )
 
 // TestMain fails the package when a goroutine started by its tests is
-// still running after they all passed, waiting up to 10 s for stragglers
-// first (protoactor-go's dead-letter throttle goroutine lives 1 s after a
-// message reaches a stopped actor). Nothing is ignored.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		err := goleak.Find()
-		for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); err = goleak.Find() {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// still running after they all passed (see leakcheck.Main).
+func TestMain(m *testing.M) { leakcheck.Main(m) }
 
 const (
 	testNode = "node-1"

@@ -3,39 +3,22 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/actorlet/actorlet/internal/etcdtest"
+	"github.com/actorlet/actorlet/internal/leakcheck"
 	"github.com/actorlet/actorlet/sources"
 )
 
 // TestMain fails the package when a goroutine started by its tests is
-// still running after they all passed. It waits up to 10 s for stragglers
-// first, as node's tests do: protoactor-go's dead-letter throttle runs a
-// one-shot goroutine for 1 s after a message reaches a stopped actor (the
-// node test below stops a node). Nothing is ignored.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		err := goleak.Find()
-		for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); err = goleak.Find() {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// still running after they all passed (see leakcheck.Main).
+func TestMain(m *testing.M) { leakcheck.Main(m) }
 
 const (
 	testNode = "node-1"
