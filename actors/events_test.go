@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/pleg"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
@@ -353,4 +354,15 @@ func TestEventStreamDownShowsAndRecovers(t *testing.T) {
 		h.stop()
 		rt.Close()
 	})
+}
+
+// The metric's state label values are the watch's state names.
+func TestEventStreamStateNamesMatchTheMetric(t *testing.T) {
+	var names []string
+	for _, s := range pleg.StreamStates {
+		names = append(names, s.String())
+	}
+	if !slices.Equal(names, metrics.EventStreamStates) {
+		t.Errorf("pleg states %v, metric states %v", names, metrics.EventStreamStates)
+	}
 }

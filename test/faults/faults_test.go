@@ -752,6 +752,49 @@ func TestEventStreamSilent(t *testing.T) {
 	}
 }
 
+// TestEventStreamNoFalseAlarm: on real Docker with a working stream, a
+// node busy with crash-looping containers (restarted within a second),
+// a pod removed and one added never finds its event stream silent: every
+// change a relist finds has its event within the grace, even with the
+// other tests loading the machine.
+func TestEventStreamNoFalseAlarm(t *testing.T) {
+	e := newEnv(t, "t-faults-noalarm", nil)
+	crasher := func(name string) *v1.Pod {
+		p := pod(name)
+		p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "TW_EXIT_AFTER", Value: "700ms"}, {Name: "TW_EXIT_CODE", Value: "3"}}
+		return p
+	}
+	pods := []*v1.Pod{crasher("c1"), crasher("c2"), pod("steady")}
+	e.setPods(pods...)
+	eventually(t, podUpTimeout, "the event stream check to pass", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	})
+	start := time.Now()
+	holds := func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	}
+	consistently(t, 15*time.Second, "the event stream check passing on a busy node", holds)
+	e.setPods(pods[:2]...) // steady removed
+	consistently(t, 5*time.Second, "the event stream check passing on a busy node", holds)
+	e.setPods(append(pods[:2], pod("late"))...)
+	consistently(t, 15*time.Second, "the event stream check passing on a busy node", holds)
+	if n := e.logs.FilterMessageSnippet("event stream silent").Len(); n != 0 {
+		t.Errorf("%d silent-stream log lines on a working stream", n)
+	}
+	starts := 0
+	for _, r := range e.proxy.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/start") && r.Time.After(start) {
+			starts++
+		}
+	}
+	t.Logf("%d container starts in %v", starts, time.Since(start).Round(time.Second))
+	if starts < 10 {
+		t.Errorf("%d container starts in 35 s, want a busy node (10 or more)", starts)
+	}
+}
+
 // TestStreamsPassThrough: through the proxy, an exec (Docker's hijacked,
 // upgraded connection) and a followed log stream work on real Docker.
 func TestStreamsPassThrough(t *testing.T) {
