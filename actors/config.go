@@ -25,7 +25,7 @@ const (
 	// DefaultRelistPeriod is the PLEG's relist period (1 s, as the kubelet).
 	DefaultRelistPeriod = time.Second
 	// DefaultEventRelistPeriod is the safety-net relist period while the
-	// runtime's event stream flows.
+	// runtime's event stream is healthy.
 	DefaultEventRelistPeriod = 5 * time.Second
 	// DefaultListTimeout bounds one list call, its inspections included
 	// (seconds, not the 2 min of slow calls: a stuck list must not stall
@@ -59,8 +59,9 @@ type Config struct {
 	PodInfraImage string
 	RelistPeriod  time.Duration
 	// EventRelistPeriod is the relist period while the runtime's event
-	// stream flows (default DefaultEventRelistPeriod, 5 s; negative: never
-	// subscribe to events, relist only).
+	// stream is healthy (default DefaultEventRelistPeriod, 5 s; negative:
+	// never subscribe to events, relist only). While it is down, silent or
+	// not yet confirmed the PLEG relists every RelistPeriod.
 	EventRelistPeriod time.Duration
 	Backoff           supervision.BackoffPolicy
 	// MaxPodRestarts within PodRestartWindow bound pod actor restarts

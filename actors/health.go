@@ -28,9 +28,10 @@ func (n *nodeActor) record(e messages.Event) {
 }
 
 // health computes the node's checks at now: runtime (the last list
-// worked), pleg (a successful relist within the threshold), each source
-// (synced and not failing) and each pod stuck in one sync past the
-// threshold.
+// worked), pleg (a successful relist within the threshold), the event
+// stream when one is followed (healthy: open and not found silent, see
+// relistActor), each source (synced and not failing) and each pod stuck in
+// one sync past the threshold.
 func (n *nodeActor) health(now time.Time) *messages.NodeHealth {
 	h := &messages.NodeHealth{}
 	rt := messages.HealthCheck{Name: "runtime", OK: n.relistErr == nil && !n.lastRelist.IsZero(), Message: "runtime answers"}
@@ -49,6 +50,11 @@ func (n *nodeActor) health(now time.Time) *messages.NodeHealth {
 	pl := messages.HealthCheck{Name: "pleg", OK: age <= n.cfg.RelistThreshold,
 		Message: fmt.Sprintf("pleg was last seen active %s ago; threshold is %s", age.Round(time.Second), n.cfg.RelistThreshold)}
 	h.Checks = append(h.Checks, pl)
+
+	if es := n.eventStream; es != nil {
+		h.Checks = append(h.Checks, messages.HealthCheck{Name: "event stream", OK: es.OK,
+			Message: fmt.Sprintf("%s since %s: %s", es.State, es.Since.Format(time.RFC3339), es.Message)})
+	}
 
 	for _, s := range n.sources {
 		c := messages.HealthCheck{Name: "source " + s, OK: n.synced[s] && n.sourceErrs[s] == nil, Message: "synced"}

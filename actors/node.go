@@ -47,6 +47,7 @@ type nodeActor struct {
 	orphanKills map[string]bool // container IDs being killed as orphans
 	lastRelist  time.Time
 	relistErr   error
+	eventStream *messages.EventStreamState // nil: no event stream followed
 	started     time.Time
 
 	events     []messages.Event // recent events, oldest first, at most cfg.MaxEvents
@@ -167,6 +168,8 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.sweepOrphans(ctx, m.Containers, m.ObservedAt)
 	case *messages.RelistFailed:
 		n.relistErr = m.Err
+	case *messages.EventStreamState:
+		n.eventStream = m
 	case *orphanDone:
 		delete(n.orphanKills, m.id)
 		if m.err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -35,10 +36,28 @@ import (
 // When the runtime streams events (runtimeadapter.EventSource: Docker), a
 // container's start, death, OOM or removal triggers a relist at once, so a
 // death reaches its pod actor in milliseconds; the periodic relist stays as
-// the safety net, every EventRelistPeriod (5 s) while the stream flows and
-// every RelistPeriod (1 s) while it is broken. The stream is resubscribed
-// with backoff, and every (re)subscription is followed by a relist: events
-// missed in a gap are found by listing, never assumed.
+// the safety net, every EventRelistPeriod (5 s) while the stream is
+// healthy and every RelistPeriod (1 s) otherwise. A broken stream (or one
+// that does not open within ListTimeout) is resubscribed with backoff
+// (1 s doubling to 30 s), and every (re)subscription is followed by a
+// relist: events missed in a gap are found by listing, never assumed.
+//
+// A stream can also stay open and deliver nothing; Docker's has no
+// heartbeat, so the evidence is a relist that finds a change (a start, a
+// death, a removal) the stream never reported. internal/pleg's StreamWatch
+// decides, from the events (their container, kind and arrival time) and
+// the relists' changes, whether the stream is healthy, silent or being
+// confirmed; the rules and their boundaries are its doc. In short: a
+// change counts once the stream has been open since grace (2 s) before the
+// listing preceding the one that found it, and it is missed when no event
+// of its container and kind arrived by the end of that listing plus the
+// grace. A missed change makes the stream silent: this actor ends it and
+// subscribes again at once, relists every RelistPeriod meanwhile, and
+// goes back to EventRelistPeriod once the new stream has reported a change
+// that a relist confirms (in either order). The node shows the stream's
+// state as the "event stream" check of /healthz (and
+// actorlet_pleg_event_stream_state); it fails while the stream is down,
+// silent or not yet confirmed.
 //
 // The containers events name are inspected after the list (see
 // inspectTouched), at most touchedInspectParallel at a time, each within
@@ -60,7 +79,16 @@ type relistActor struct {
 	failures *backoff.ExponentialBackOff
 	failing  bool
 
-	eventsUp     bool
+	// The runtime's event stream, when followed (following): its state,
+	// how to end the open stream (a resubscription follows at once), the
+	// timer of the watch's next Check, and how to stop following.
+	following    bool
+	watch        *pleg.StreamWatch
+	endStream    context.CancelFunc
+	check        clock.Timer
+	checkAt      time.Time
+	checkGen     uint64
+	reported     *messages.EventStreamState // last sent to the node
 	cancelEvents context.CancelFunc
 }
 
@@ -71,11 +99,24 @@ type (
 		err   error
 		until time.Time // when the List (and its inspections) returned
 	}
-	runtimeEvent struct{ ev runtimeadapter.Event }
-	eventsState  struct {
-		up  bool
-		err error
+	// runtimeEvent is an event of stream number stream, received at at.
+	runtimeEvent struct {
+		ev     runtimeadapter.Event
+		stream uint64
+		at     time.Time
 	}
+	// streamOpened: stream number stream opened at at; end ends it.
+	streamOpened struct {
+		stream uint64
+		end    context.CancelFunc
+		at     time.Time
+	}
+	// streamEnded: stream number stream broke, or failed to open, with err.
+	streamEnded struct {
+		stream uint64
+		err    error
+	}
+	streamCheck struct{ gen uint64 }
 )
 
 // maxRelistRetry caps the delay between failed lists.
@@ -91,7 +132,8 @@ const (
 
 func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &relistActor{cfg: cfg, router: router, node: node, log: cfg.Logger.Named("pleg"), relister: pleg.New()}
+		return &relistActor{cfg: cfg, router: router, node: node, log: cfg.Logger.Named("pleg"), relister: pleg.New(),
+			watch: pleg.NewStreamWatch(pleg.DefaultStreamGrace)}
 	}, cfg.mailbox(metrics.KindRelist)...)
 }
 
@@ -105,6 +147,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		r.list(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		r.stopTimer()
+		r.stopCheck()
 		if r.cancelEvents != nil {
 			r.cancelEvents()
 		}
@@ -126,21 +169,32 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			// The pod actor needs no list to act on a death.
 			ctx.Send(r.router, &messages.ContainerExited{UID: types.UID(uid), ContainerID: m.ev.ContainerID, ExitCode: m.ev.ExitCode, At: m.ev.Time})
 		}
+		before := r.watch.State()
+		r.watch.Event(m.stream, m.ev.ContainerID, m.ev.Kind, m.at)
+		r.streamChanged(ctx, before)
 		r.want(ctx)
-	case *eventsState:
-		if m.up != r.eventsUp {
-			if m.up {
-				r.log.Info("runtime event stream up; relisting every " + r.cfg.EventRelistPeriod.String() + " as a safety net")
-			} else {
-				r.log.Warn("runtime event stream broken; relisting every "+r.cfg.RelistPeriod.String(), zap.Error(m.err))
-			}
+	case *streamOpened:
+		before := r.watch.State()
+		r.endStream = m.end
+		r.watch.Opened(m.stream, m.at)
+		r.streamChanged(ctx, before)
+		r.want(ctx) // a (re)subscription: list to catch up
+	case *streamEnded:
+		before := r.watch.State()
+		r.watch.Broken(m.err)
+		r.streamChanged(ctx, before)
+		r.want(ctx) // a gap: list to catch up
+	case *streamCheck:
+		if m.gen == r.checkGen {
+			r.check = nil
+			before := r.watch.State()
+			r.watch.Check(r.cfg.Clock.Now())
+			r.streamChanged(ctx, before)
 		}
-		r.eventsUp = m.up
-		r.want(ctx) // a (re)subscription or a gap: list to catch up
 	case *relistResult:
 		r.inFlight = false
 		r.cfg.Metrics.ObserveRelist(r.started, r.cfg.Clock.Since(r.started), m.err)
-		next := r.period()
+		var next time.Duration
 		if m.err != nil {
 			if !r.failing {
 				r.failures.Reset()
@@ -156,11 +210,18 @@ func (r *relistActor) Receive(ctx actor.Context) {
 				ctx.Send(r.router, &messages.RuntimeState{Healthy: true})
 			}
 			r.failing = false
-			for _, batch := range r.relister.Relist(m.res) {
+			batches := r.relister.Relist(m.res)
+			for _, batch := range batches {
 				batch.ListedFrom, batch.ListedUntil = r.started, m.until
 				ctx.Send(r.router, &batch)
 			}
 			ctx.Send(r.node, &messages.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
+			if r.following {
+				before := r.watch.State()
+				r.watch.Relisted(r.started, m.until, pleg.ChangesOf(batches))
+				r.streamChanged(ctx, before)
+			}
+			next = r.period()
 		}
 		if r.again && m.err == nil {
 			r.again = false
@@ -171,12 +232,96 @@ func (r *relistActor) Receive(ctx actor.Context) {
 	}
 }
 
-// period is the relist period now: longer while events flow.
+// period is the relist period now: longer while the event stream is
+// healthy.
 func (r *relistActor) period() time.Duration {
-	if r.eventsUp && r.cfg.EventRelistPeriod > 0 {
+	if r.following && r.watch.State() == pleg.StreamHealthy && r.cfg.EventRelistPeriod > 0 {
 		return r.cfg.EventRelistPeriod
 	}
 	return r.cfg.RelistPeriod
+}
+
+// streamChanged carries out what the watch decided since it was in state
+// before: the timer of its next Check, and on a change of state the log,
+// the metric, the node's health check, the relist period, and, when the
+// stream turned silent, its end (the subscribing goroutine opens a new one
+// at once).
+func (r *relistActor) streamChanged(ctx actor.Context, before pleg.StreamState) {
+	r.armCheck(ctx)
+	now := r.watch.State()
+	if now == before {
+		if now == pleg.StreamDown {
+			r.reportStream(ctx) // why it is down may have changed
+		}
+		return
+	}
+	every := zap.Duration("relistEvery", r.period())
+	switch now {
+	case pleg.StreamHealthy:
+		if before == pleg.StreamConfirming {
+			r.log.Info("runtime event stream confirmed: it reported a change a relist found; relisting as a safety net", every)
+		} else {
+			r.log.Info("runtime event stream up; relisting as a safety net", every)
+		}
+	case pleg.StreamDown:
+		r.log.Warn("runtime event stream broken; resubscribing with backoff", every, zap.Error(r.watch.Err()))
+	case pleg.StreamSilent:
+		r.log.Warn("runtime event stream silent; resubscribing", every, zap.String("evidence", r.watch.Missed().String()))
+		r.cfg.Metrics.IncEventStreamSilences()
+		if r.endStream != nil {
+			r.endStream()
+		}
+	case pleg.StreamConfirming:
+		r.log.Info("runtime event stream resubscribed; relisting often until it reports a change a relist confirms", every)
+	}
+	r.reportStream(ctx)
+	if !r.inFlight && !r.failing {
+		r.schedule(ctx, r.period())
+	}
+}
+
+// reportStream tells the node (and the metrics) the stream's state, when
+// it or what it says changed.
+func (r *relistActor) reportStream(ctx actor.Context) {
+	st := r.watch.State()
+	msg := fmt.Sprintf("events flow; safety-net relist every %s", r.period())
+	if st != pleg.StreamHealthy {
+		msg = fmt.Sprintf("%s; relisting every %s", r.watch.Reason(), r.period())
+	}
+	if r.reported != nil && r.reported.State == st.String() && r.reported.Message == msg {
+		return
+	}
+	since := r.cfg.Clock.Now()
+	if r.reported != nil && r.reported.State == st.String() {
+		since = r.reported.Since
+	}
+	r.reported = &messages.EventStreamState{State: st.String(), OK: st == pleg.StreamHealthy, Message: msg, Since: since}
+	r.cfg.Metrics.SetEventStreamState(st.String())
+	ctx.Send(r.node, r.reported)
+}
+
+// armCheck keeps a timer for the watch's next Check.
+func (r *relistActor) armCheck(ctx actor.Context) {
+	at, ok := r.watch.Deadline()
+	if ok && r.check != nil && at.Equal(r.checkAt) {
+		return
+	}
+	r.stopCheck()
+	if !ok {
+		return
+	}
+	r.checkGen++
+	gen, self, sys := r.checkGen, ctx.Self(), ctx.ActorSystem()
+	r.checkAt = at
+	r.check = r.cfg.Clock.AfterFunc(max(at.Sub(r.cfg.Clock.Now()), 0), func() { sys.Root.Send(self, &streamCheck{gen: gen}) })
+}
+
+func (r *relistActor) stopCheck() {
+	if r.check != nil {
+		r.check.Stop()
+		r.check = nil
+	}
+	r.checkGen++
 }
 
 func (r *relistActor) schedule(ctx actor.Context, d time.Duration) {
@@ -251,54 +396,85 @@ func (r *relistActor) list(ctx actor.Context) {
 }
 
 // subscribe follows the runtime's event stream, when it has one, in a
-// goroutine that resubscribes with backoff (never giving up) until the
-// actor stops. Events and the stream's state come back as messages.
+// goroutine that opens one stream at a time until the actor stops: a
+// stream that breaks, or does not open within ListTimeout, is followed by
+// a new one after a backoff (1 s doubling to 30 s, reset by an event); a
+// stream the actor ends (it was silent) by a new one at once. Events and
+// the streams' openings and ends come back as messages, each event
+// stamped with the time it was read.
 func (r *relistActor) subscribe(ctx actor.Context) {
 	es, ok := capability[runtimeadapter.EventSource](r.cfg.Runtime)
 	if !ok || r.cfg.EventRelistPeriod < 0 {
 		return
 	}
+	r.following = true
+	r.reportStream(ctx) // down: not open yet
 	c, cancel := context.WithCancel(context.Background())
 	r.cancelEvents = cancel
-	self, sys, node, clk := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock
+	self, sys, node, clk, openWithin := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock, r.cfg.ListTimeout
 	go func() {
+		var n uint64
 		defer func() {
 			if p := recover(); p != nil {
-				sys.Root.Send(self, &eventsState{err: fmt.Errorf("event stream panicked: %v", p)})
+				sys.Root.Send(self, &streamEnded{stream: n, err: fmt.Errorf("event stream panicked: %v", p)})
 			}
 		}()
 		bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(maxRelistRetry),
 			backoff.WithMaxElapsedTime(0))
 		for c.Err() == nil {
-			events, errs := es.Events(c, node)
-			up := false
+			n++
+			sc, end := context.WithCancel(c)
+			var late atomic.Bool
+			t := clk.AfterFunc(openWithin, func() { late.Store(true); end() })
+			events, errs := es.Events(sc, node)
+			t.Stop()
+			var err error
+			opened := !late.Load()
+			if opened {
+				select {
+				case err = <-errs: // failed at once
+					opened = false
+				default:
+				}
+			}
+			if opened {
+				sys.Root.Send(self, &streamOpened{stream: n, end: end, at: clk.Now()})
+			}
+			got := false
 			for ev := range events {
-				if !up {
-					up = true
+				if !got {
+					got = true
 					bo.Reset()
 				}
-				sys.Root.Send(self, &runtimeEvent{ev: ev})
+				sys.Root.Send(self, &runtimeEvent{ev: ev, stream: n, at: clk.Now()})
 			}
-			var err error
-			select {
-			case err = <-errs:
-			default:
+			if err == nil {
+				select {
+				case err = <-errs:
+				default:
+				}
 			}
+			replaced := opened && sc.Err() != nil // the actor ended it
+			end()
 			if c.Err() != nil {
 				return
 			}
-			sys.Root.Send(self, &eventsState{up: false, err: err})
-			t := clk.NewTimer(bo.NextBackOff())
+			if replaced {
+				continue
+			}
+			if late.Load() {
+				err = fmt.Errorf("event stream of node %s: not open after %s: %w", node, openWithin, runtimeadapter.ErrUnavailable)
+			}
+			sys.Root.Send(self, &streamEnded{stream: n, err: err})
+			wait := clk.NewTimer(bo.NextBackOff())
 			select {
-			case <-t.C():
+			case <-wait.C():
 			case <-c.Done():
-				t.Stop()
+				wait.Stop()
 				return
 			}
-			sys.Root.Send(self, &eventsState{up: true})
 		}
 	}()
-	sys.Root.Send(self, &eventsState{up: true})
 }
 
 // inspectTouched corrects a listing for the containers events named: a

@@ -101,6 +101,18 @@ type RelistSnapshot struct {
 	ObservedAt time.Time
 }
 
+// EventStreamState is the PLEG's view of the runtime's event stream, sent
+// by the relist actor to the node each time it changes, for /healthz. A
+// relist actor that follows no event stream never sends it.
+type EventStreamState struct {
+	// State is "down", "healthy", "silent" or "confirming" (see
+	// internal/pleg's StreamState); OK only when healthy.
+	State   string
+	OK      bool
+	Message string
+	Since   time.Time
+}
+
 // RelistFailed reports a failed relist (no transitions were produced).
 type RelistFailed struct {
 	Err error

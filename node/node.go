@@ -62,8 +62,9 @@ type Options struct {
 	// RelistPeriod of the PLEG (default 1 s).
 	RelistPeriod time.Duration
 	// EventRelistPeriod is the PLEG's safety-net period while the
-	// runtime's event stream flows (default 5 s; negative: no events,
-	// relist only).
+	// runtime's event stream is healthy (default 5 s; negative: no events,
+	// relist only). A silent stream is noticed and replaced: see the
+	// actors package's relist actor.
 	EventRelistPeriod time.Duration
 	// Clock drives every actorlet timer and timestamp (default: real
 	// time). Tests on the fake runtime are simplest inside testing/synctest

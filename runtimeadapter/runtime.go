@@ -226,6 +226,14 @@ type Event struct {
 // EventSource is implemented by runtimes that can stream events (Docker).
 // It is optional: the relist remains the safety net. The channel closes when
 // ctx ends or the stream breaks; the error channel then says why.
+//
+// Events returns once the stream is open (the runtime delivers what
+// happens from then on), or once it failed, with the error already in the
+// error channel where it can. The PLEG dates the stream from that return:
+// it judges a stream that stays open but delivers nothing by the changes
+// its relists find that no event reported (internal/pleg's StreamWatch),
+// matching events to changes by container ID and kind, so an event's
+// ContainerID must be the ID List reports.
 type EventSource interface {
 	Events(ctx context.Context, node string) (<-chan Event, <-chan error)
 }

@@ -1,7 +1,8 @@
 // Package dockerproxy is a fault-injecting proxy for the Docker Engine
 // API, for tests: it listens on a unix socket of its own (or on
 // 127.0.0.1), forwards every request to the Docker daemon, and delays,
-// hangs, fails or drops the requests that match the rules a test adds.
+// hangs, fails, drops or mutes the requests that match the rules a test
+// adds.
 //
 //	p, err := dockerproxy.Start(t, "") // DOCKER_HOST, else the default socket
 //	rt, err := docker.New(docker.WithHost(p.Addr()))
@@ -109,7 +110,7 @@ type Request struct {
 	// create, the {id} of /containers/{id}/...), "" when none.
 	Container string
 	// Rule is the rule that applied (0: forwarded untouched) and Fault
-	// what it did ("delay", "hang", "error", "drop", "drop-after").
+	// what it did ("delay", "hang", "error", "drop", "drop-after", "mute").
 	Rule  RuleID
 	Fault string
 }
@@ -121,6 +122,7 @@ type call struct {
 	responding   atomic.Bool
 	abort        func()
 	dropAfter    time.Duration // < 0: none
+	mute         bool          // drop the answer's body (Mute)
 
 	mu    sync.Mutex
 	ended bool
@@ -495,6 +497,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		case faultDropAfter:
 			c.dropAfter = rl.Fault.delay
+		case faultMute:
+			c.mute = true
 		}
 	}
 	if ctx.Err() != nil {
@@ -591,12 +595,30 @@ func (p *Proxy) resolve(ctx context.Context, ref string) string {
 }
 
 // responding marks an upgraded request as answered (other answers are
-// marked when their header is flushed to the client, by trackingWriter).
+// marked when their header is flushed to the client, by trackingWriter),
+// and mutes the body of a muted request.
 func (p *Proxy) responding(res *http.Response) error {
-	if c := callFrom(res.Request.Context()); c != nil && res.StatusCode == http.StatusSwitchingProtocols {
+	c := callFrom(res.Request.Context())
+	if c != nil && res.StatusCode == http.StatusSwitchingProtocols {
 		c.answered()
 	}
+	if c != nil && c.mute && res.StatusCode != http.StatusSwitchingProtocols {
+		res.Body = mutedBody{res.Body}
+	}
 	return nil
+}
+
+// mutedBody reads its body and drops what it reads: a Read returns only
+// when the body ends, with no data.
+type mutedBody struct{ io.ReadCloser }
+
+func (b mutedBody) Read([]byte) (int, error) {
+	buf := make([]byte, 4096)
+	for {
+		if _, err := b.ReadCloser.Read(buf); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // upstreamError handles a request the daemon did not answer: a request

@@ -754,3 +754,67 @@ func TestUpstreamAddress(t *testing.T) {
 		t.Error("DOCKER_HOST's daemon was not used")
 	}
 }
+
+// Mute passes the stream's header on and drops every line the daemon
+// sends: the client's stream is open (Responding) and silent until it
+// gives up. The next subscription, past Times, streams.
+func TestMuteSilencesStream(t *testing.T) {
+	d := newFakeDaemon(t, true)
+	p := start(t, d)
+	c := client(t, p)
+	id := p.Add(dockerproxy.Rule{Path: "/events", Fault: dockerproxy.Mute(), Times: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://docker/v1.41/events", nil)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	read := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(res.Body)
+		read <- string(b)
+	}()
+	for _, ev := range []string{`{"status":"start"}`, `{"status":"die"}`} {
+		select { // unbuffered: the daemon's handler took the line and wrote it
+		case d.events <- ev:
+		case <-time.After(waitTimeout):
+			t.Fatal("the daemon could not send: the muted stream is not being read")
+		}
+	}
+	if n := p.Responding("GET /events"); n != 1 {
+		t.Errorf("Responding = %d, want 1: a muted stream is open", n)
+	}
+	cancel()
+	select {
+	case got := <-read:
+		if got != "" {
+			t.Errorf("the client read %q from a muted stream, want nothing", got)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the muted stream did not end when the client gave up")
+	}
+	res.Body.Close()
+	if p.Hits(id) != 1 || p.Requests()[0].Fault != "mute" || dockerproxy.Mute().String() != "mute" {
+		t.Errorf("hits %d, requests %+v", p.Hits(id), p.Requests())
+	}
+
+	// The next subscription streams.
+	req, _ = http.NewRequest("GET", "http://docker/v1.41/events", nil)
+	res, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	go func() { d.events <- `{"status":"start"}` }()
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != `{"status":"start"}` {
+		t.Fatalf("next stream read %q, %v", line, err)
+	}
+	if n := p.Abort("/events"); n != 1 {
+		t.Errorf("Abort broke %d streams, want 1", n)
+	}
+	eventually(t, "the streams to end", func() bool { return p.InFlight("") == 0 })
+}

@@ -37,8 +37,8 @@ type Rule struct {
 	Times int
 }
 
-// Fault is what a rule does to a request: see Delay, Hang, Error, Drop and
-// DropAfter.
+// Fault is what a rule does to a request: see Delay, Hang, Error, Drop,
+// DropAfter and Mute.
 type Fault struct {
 	kind   faultKind
 	delay  time.Duration
@@ -55,6 +55,7 @@ const (
 	faultError
 	faultDrop
 	faultDropAfter
+	faultMute
 )
 
 func (k faultKind) String() string {
@@ -69,13 +70,15 @@ func (k faultKind) String() string {
 		return "drop"
 	case faultDropAfter:
 		return "drop-after"
+	case faultMute:
+		return "mute"
 	default:
 		return ""
 	}
 }
 
 // String names the fault: "delay 2s", "hang", "error 500", "drop",
-// "drop-after 0s".
+// "drop-after 0s", "mute".
 func (f Fault) String() string {
 	switch f.kind {
 	case faultDelay, faultDropAfter:
@@ -114,6 +117,15 @@ func Drop() Fault { return Fault{kind: faultDrop} }
 // upgraded connection): a stream (events, logs, attach) breaks mid-way,
 // and the client sees an unexpected end of its response.
 func DropAfter(d time.Duration) Fault { return Fault{kind: faultDropAfter, delay: d} }
+
+// Mute forwards the request and passes the daemon's answer header on, but
+// none of its body: the proxy reads the body and drops it. A stream
+// (events, logs) stays open and delivers nothing, with no error, until
+// the client gives up, the proxy aborts it or the daemon ends it; as a
+// stream stuck somewhere between the daemon and its reader. Removing the
+// rule does not unmute a request it applied to. An upgraded connection
+// (101 Switching Protocols) is not muted.
+func Mute() Fault { return Fault{kind: faultMute} }
 
 // versionPrefix is Docker's API version prefix: /v1.41/...
 var versionPrefix = regexp.MustCompile(`^/v[0-9]+(\.[0-9]+)*(/|$)`)

@@ -14,6 +14,8 @@
 //	actorlet_pleg_relist_interval_seconds         histogram  -
 //	actorlet_pleg_last_seen_seconds               gauge      -
 //	actorlet_pleg_relist_errors_total             counter    -
+//	actorlet_pleg_event_stream_state              gauge      state
+//	actorlet_pleg_event_stream_silences_total     counter    -
 //	actorlet_running_pods                         gauge      -
 //	actorlet_running_containers                   gauge      -
 //	actorlet_container_restarts_total             counter    namespace, pod, container
@@ -27,8 +29,8 @@
 //	actorlet_mailbox_messages_total               counter    kind
 //
 // The method that records each metric documents its meaning. Label values
-// are bounded: operations, probe types, results and actor kinds are fixed
-// words; namespace, pod and container follow the desired pods (see
+// are bounded: operations, probe types, results, actor kinds and event
+// stream states are fixed words; namespace, pod and container follow the desired pods (see
 // ForgetPod).
 package metrics
 
@@ -51,6 +53,7 @@ const (
 	LabelResult    = "result"
 	LabelOperation = "operation"
 	LabelKind      = "kind"
+	LabelState     = "state"
 )
 
 // Histogram buckets, in seconds.
@@ -75,6 +78,8 @@ type Metrics struct {
 	relistInterval prometheus.Histogram
 	relistLastSeen prometheus.Gauge
 	relistErrors   prometheus.Counter
+	streamState    *prometheus.GaugeVec
+	streamSilences prometheus.Counter
 
 	runningPods       prometheus.Gauge
 	runningContainers prometheus.Gauge
@@ -122,6 +127,14 @@ func New(reg prometheus.Registerer) *Metrics {
 		relistErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: "pleg", Name: "relist_errors_total",
 			Help: "Number of PLEG relists that failed to list the runtime.",
+		}),
+		streamState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "pleg", Name: "event_stream_state",
+			Help: "1 for the state the runtime's event stream is in (down, healthy, silent, confirming), 0 for the others; absent without an event stream.",
+		}, []string{LabelState}),
+		streamSilences: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: "pleg", Name: "event_stream_silences_total",
+			Help: "Number of times a relist found a change the open event stream never reported, and the stream was replaced.",
 		}),
 		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "running_pods",
@@ -183,7 +196,7 @@ func New(reg prometheus.Registerer) *Metrics {
 // collectors returns every metric of m.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		m.relistDuration, m.relistInterval, m.relistLastSeen, m.relistErrors,
+		m.relistDuration, m.relistInterval, m.relistLastSeen, m.relistErrors, m.streamState, m.streamSilences,
 		m.runningPods, m.runningContainers, m.containerRestarts, m.probeResults, m.podStartDuration,
 		m.runtimeOpDuration, m.runtimeOpErrors,
 		m.podActors, m.podActorRestarts, m.podSyncDuration, m.mailboxMessages,

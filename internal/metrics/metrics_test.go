@@ -17,6 +17,8 @@ var allNames = []string{
 	"actorlet_pleg_relist_interval_seconds",
 	"actorlet_pleg_last_seen_seconds",
 	"actorlet_pleg_relist_errors_total",
+	"actorlet_pleg_event_stream_state",
+	"actorlet_pleg_event_stream_silences_total",
 	"actorlet_running_pods",
 	"actorlet_running_containers",
 	"actorlet_container_restarts_total",
@@ -38,6 +40,7 @@ func record(m *metrics.Metrics) {
 	m.ObservePodStart(0)
 	m.ObserveRuntimeOp(metrics.OpList, 0, nil)
 	m.MailboxMiddleware(metrics.KindPod).MessageReceived("msg")
+	m.SetEventStreamState("healthy")
 }
 
 func TestNewRegistersEveryDocumentedMetric(t *testing.T) {

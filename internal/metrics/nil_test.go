@@ -21,6 +21,8 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.SetPodActors(3)
 	m.IncPodActorRestart()
 	m.ObserveSync(time.Second)
+	m.SetEventStreamState("silent")
+	m.IncEventStreamSilences()
 
 	mw := m.MailboxMiddleware(metrics.KindPod)
 	if mw == nil {

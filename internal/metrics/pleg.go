@@ -43,3 +43,33 @@ func (m *Metrics) ObserveRelist(start time.Time, dur time.Duration, err error) {
 func unixSeconds(t time.Time) float64 {
 	return float64(t.UnixNano()) / float64(time.Second)
 }
+
+// EventStreamStates are the values of actorlet_pleg_event_stream_state's
+// state label (internal/pleg's StreamState names).
+var EventStreamStates = []string{"down", "healthy", "silent", "confirming"}
+
+// SetEventStreamState records the state the runtime's event stream is in
+// (one of EventStreamStates): actorlet_pleg_event_stream_state is 1 for
+// it and 0 for the others. Until the first call the metric has no series
+// (a node without an event stream never calls it). An unknown state sets
+// only its own series.
+func (m *Metrics) SetEventStreamState(state string) {
+	if m == nil {
+		return
+	}
+	for _, s := range EventStreamStates {
+		if s != state {
+			m.streamState.WithLabelValues(s).Set(0)
+		}
+	}
+	m.streamState.WithLabelValues(state).Set(1)
+}
+
+// IncEventStreamSilences counts a stream found silent (a relist found a
+// change it never reported): actorlet_pleg_event_stream_silences_total.
+func (m *Metrics) IncEventStreamSilences() {
+	if m == nil {
+		return
+	}
+	m.streamSilences.Inc()
+}

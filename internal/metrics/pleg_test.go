@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/actorlet/actorlet/internal/metrics"
 )
 
 func TestObserveRelist(t *testing.T) {
@@ -69,5 +71,31 @@ func TestObserveRelistZeroStartMeansNow(t *testing.T) {
 	got := value(t, reg, "actorlet_pleg_last_seen_seconds", nil)
 	if got < float64(before.Unix()) || got > float64(time.Now().Unix()+1) {
 		t.Errorf("last seen = %v, want about now (%d)", got, before.Unix())
+	}
+}
+
+func TestEventStreamState(t *testing.T) {
+	m, reg := newMetrics(t)
+	if series(t, reg, "actorlet_pleg_event_stream_state", labels{"state": "healthy"}) != nil {
+		t.Fatal("a state series before any state was set (a node without an event stream has none)")
+	}
+	if got := value(t, reg, "actorlet_pleg_event_stream_silences_total", nil); got != 0 {
+		t.Errorf("silences = %v before any, want 0", got)
+	}
+	for _, tc := range []struct{ state string }{{"down"}, {"healthy"}, {"silent"}, {"confirming"}, {"healthy"}} {
+		m.SetEventStreamState(tc.state)
+		for _, s := range metrics.EventStreamStates {
+			want := 0.0
+			if s == tc.state {
+				want = 1
+			}
+			if got := value(t, reg, "actorlet_pleg_event_stream_state", labels{"state": s}); got != want {
+				t.Errorf("after %s: state %s = %v, want %v", tc.state, s, got, want)
+			}
+		}
+	}
+	m.IncEventStreamSilences()
+	if got := value(t, reg, "actorlet_pleg_event_stream_silences_total", nil); got != 1 {
+		t.Errorf("silences = %v, want 1", got)
 	}
 }

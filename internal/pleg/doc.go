@@ -5,5 +5,8 @@
 // Relister.
 //
 // Transition holds the transition table; Relister applies it to whole
-// listings, batching the events per pod UID.
+// listings, batching the events per pod UID. StreamWatch judges the
+// runtime's event stream from what the relists find: healthy, down, silent
+// (a change it never reported) or confirming (resubscribed after it was
+// silent).
 package pleg

@@ -2,7 +2,9 @@
 // runtimeadapter.EventSource for tests, modelled on the CRI fake runtime
 // service: containers behave like Docker's, their behaviour can be scripted
 // per image, per container name or by any predicate, faults (errors, delays,
-// hangs) can be injected per method, and every call is logged.
+// hangs) can be injected per method, event streams can be broken
+// (BreakEvents) or left open and silent (SilenceEvents), and every call is
+// logged.
 //
 // A Runtime is safe for concurrent use. It starts no goroutine of its own
 // except one per Events stream, which ends with the stream's context (or

@@ -16,6 +16,10 @@ type subscription struct {
 	wake  chan struct{}          // capacity 1: queue has grown
 	stop  chan struct{}          // closed to break the stream
 	err   error                  // why stop was closed; guarded by Runtime.mu
+	// silent: the stream stays open and delivers nothing (SilenceEvents);
+	// guarded by Runtime.mu. hush is closed when it turns silent.
+	silent bool
+	hush   chan struct{}
 }
 
 // Events streams start, die, oom and destroy events of the containers
@@ -44,7 +48,7 @@ func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapte
 		return out, errc
 	}
 
-	s := &subscription{node: node, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	s := &subscription{node: node, wake: make(chan struct{}, 1), stop: make(chan struct{}), hush: make(chan struct{})}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -52,6 +56,12 @@ func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapte
 		close(out)
 		close(errc)
 		return out, errc
+	}
+	if r.silenceNext != 0 {
+		s.silence()
+		if r.silenceNext > 0 {
+			r.silenceNext--
+		}
 	}
 	r.subs[s] = struct{}{}
 	r.mu.Unlock()
@@ -80,6 +90,7 @@ func (r *Runtime) forward(ctx context.Context, s *subscription, out chan<- runti
 		for _, ev := range batch {
 			select {
 			case out <- ev:
+			case <-s.hush: // SilenceEvents: the rest is dropped
 			case <-ctx.Done():
 				err = fmt.Errorf("fake Events: %w", ctx.Err())
 				return
@@ -89,7 +100,7 @@ func (r *Runtime) forward(ctx context.Context, s *subscription, out chan<- runti
 			}
 		}
 		select {
-		case <-s.wake:
+		case <-s.wake: // (never, once silent: nothing is queued)
 		case <-ctx.Done():
 			err = fmt.Errorf("fake Events: %w", ctx.Err())
 			return
@@ -128,6 +139,31 @@ func (r *Runtime) breakStreamsLocked(err error) {
 	}
 }
 
+// SilenceEvents makes every open Events stream stay open and deliver
+// nothing from now on, as a stream stuck in the daemon or in a proxy
+// would: its events, undelivered ones included, are dropped, and nothing
+// tells its reader. The next next streams opened are silent too (next <
+// 0: every stream until ClearFaults; 0: streams opened later flow). A silent stream ends as any
+// other does (its context, BreakEvents, Close); ClearFaults does not make
+// it speak again.
+func (r *Runtime) SilenceEvents(next int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.subs {
+		s.silence()
+	}
+	r.silenceNext = next
+}
+
+// silence turns s silent; the caller holds Runtime.mu.
+func (s *subscription) silence() {
+	if !s.silent {
+		s.silent = true
+		s.queue = nil
+		close(s.hush)
+	}
+}
+
 // exitCodeOf is the ExitCode of an event of kind about c: its exit code
 // on a die, -1 otherwise (as Docker's events).
 func exitCodeOf(kind runtimeadapter.EventKind, c *container) int {
@@ -145,7 +181,7 @@ func (r *Runtime) publishLocked(kind runtimeadapter.EventKind, c *container) {
 	}
 	now := time.Now()
 	for s := range r.subs {
-		if s.err != nil || !runtimeadapter.IsManaged(c.c.Labels, s.node) {
+		if s.err != nil || s.silent || !runtimeadapter.IsManaged(c.c.Labels, s.node) {
 			continue
 		}
 		s.queue = append(s.queue, runtimeadapter.Event{

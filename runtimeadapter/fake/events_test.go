@@ -147,3 +147,55 @@ func TestEventsEndOnClose(t *testing.T) {
 		wantErrIs(t, <-errs, runtimeadapter.ErrUnavailable)
 	})
 }
+
+// A silenced stream stays open and delivers nothing, undelivered events
+// included; the next n streams opened are silent too, later ones flow.
+// Silent streams still end as any other.
+func TestSilenceEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := New(WithImages(image))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		old, oldErrs := rt.Events(ctx, node)
+		run(t, rt, spec("u1", "queued")) // queued on old, not read yet
+		rt.SilenceEvents(1)
+		next, nextErrs := rt.Events(ctx, node) // silent too
+		flowing, _ := rt.Events(ctx, node)     // flows
+		id := run(t, rt, spec("u1", "web"))
+		if got := collect(t, flowing, 1); got[0] != (seen{runtimeadapter.EventStart, id}) {
+			t.Fatalf("the stream opened after the silent ones got %v", got)
+		}
+		synctest.Wait()
+		for name, evs := range map[string]<-chan runtimeadapter.Event{"silenced": old, "opened silent": next} {
+			select {
+			case e, ok := <-evs:
+				t.Fatalf("%s stream: %+v, %v; want it open and silent", name, e, ok)
+			default:
+			}
+		}
+
+		rt.SilenceEvents(-1)
+		rt.ClearFaults() // streams opened from now on flow; silent ones stay silent
+		again, _ := rt.Events(ctx, node)
+		id = run(t, rt, spec("u1", "db"))
+		if got := collect(t, again, 1); got[0] != (seen{runtimeadapter.EventStart, id}) {
+			t.Fatalf("a stream opened after ClearFaults got %v", got)
+		}
+		synctest.Wait()
+		select {
+		case e := <-old:
+			t.Fatalf("silenced stream spoke after ClearFaults: %+v", e)
+		default:
+		}
+
+		broken := errors.New("unexpected EOF")
+		rt.BreakEvents(broken)
+		for _, evs := range []<-chan runtimeadapter.Event{old, next} {
+			if _, ok := <-evs; ok {
+				t.Fatal("a silent stream delivered an event when broken")
+			}
+		}
+		wantErrIs(t, <-oldErrs, broken)
+		wantErrIs(t, <-nextErrs, broken)
+	})
+}

@@ -120,12 +120,14 @@ func (r *Runtime) Hang(method, match string) {
 }
 
 // ClearFaults removes every injected error, delay and hang, and lets hung
-// calls proceed. Scripted behaviours stay.
+// calls proceed; Events streams opened afterwards flow (see
+// SilenceEvents). Scripted behaviours stay.
 func (r *Runtime) ClearFaults() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	clear(r.faults)
 	clear(r.delays)
+	r.silenceNext = 0
 	r.releaseHangsLocked()
 }
 

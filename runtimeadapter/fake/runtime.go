@@ -41,6 +41,9 @@ type Runtime struct {
 
 	calls []*Call
 	subs  map[*subscription]struct{}
+	// silenceNext: how many streams opened from now on are silent (< 0:
+	// all); see SilenceEvents.
+	silenceNext int
 }
 
 // container is the fake's record of one container.

@@ -1,6 +1,7 @@
 // Package faults tests actorlet against real Docker through a
 // fault-injecting proxy on the Docker socket (internal/dockerproxy): the
-// daemon unreachable, slow, hung for one pod, and its event stream broken.
+// daemon unreachable, slow, hung for one pod, and its event stream broken
+// or silent.
 // Each test runs a node actor tree in this process on its own node name,
 // talking to Docker only through the proxy; the test looks at Docker
 // directly, and removes the node's containers at the end.
@@ -612,6 +613,185 @@ func TestEventStreamBroken(t *testing.T) {
 	e.requireConverged(uid)
 	if n := e.proxy.Count("/events") - subs; n < 2 {
 		t.Errorf("%d subscriptions after the break, want at least 2", n)
+	}
+}
+
+// healthCheck is the node's health check called name.
+func (e *env) healthCheck(name string) (messages.HealthCheck, bool) {
+	e.t.Helper()
+	res, err := e.sys.Root.RequestFuture(e.pid, &messages.GetHealth{}, askTimeout).Result()
+	if err != nil {
+		e.t.Fatalf("GetHealth: %v", err)
+	}
+	for _, c := range res.(*messages.NodeHealth).Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return messages.HealthCheck{}, false
+}
+
+// plegListsSince returns when the PLEG's lists (see plegLists) reached
+// the proxy, from since on.
+func (e *env) plegListsSince(since time.Time) []time.Time {
+	var out []time.Time
+	for _, r := range e.proxy.Requests() {
+		q, _ := url.QueryUnescape(r.RawQuery)
+		if r.Method == "GET" && r.Path == "/containers/json" && !strings.Contains(q, runtimeadapter.LabelPodUID) && !r.Time.Before(since) {
+			out = append(out, r.Time)
+		}
+	}
+	return out
+}
+
+// TestEventStreamSilent: the event stream stays open and delivers nothing
+// (the proxy mutes it). A container killed from outside is found by the
+// 5 s safety-net relist; 2 s later the "event stream" check fails, the
+// stream is replaced by a new subscription and the PLEG relists every
+// 1 s. A death the new stream reports confirms it: the check passes and
+// the safety net is every 5 s again.
+func TestEventStreamSilent(t *testing.T) {
+	e := newEnv(t, "t-faults-silent", nil) // relist 1 s, safety net 5 s (the defaults)
+	never := func(name string, containers ...string) *v1.Pod {
+		p := pod(name)
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.Containers = nil
+		for _, c := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c, Image: testimages.TestWorkloadTag, ImagePullPolicy: v1.PullNever})
+		}
+		return p
+	}
+	// a keeps a second container, so its app's death leads to no action.
+	uids := e.setPods(never("a", "app", "keep"), never("b", "app"))
+	appA, appB := e.waitSettled(podUpTimeout, uids[0]), e.waitSettled(podUpTimeout, uids[1])
+	eventually(t, podUpTimeout, "the event stream check to pass", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	})
+
+	// The stream breaks, and the one that replaces it is muted.
+	mute := e.proxy.Add(dockerproxy.Rule{Path: "/events", Fault: dockerproxy.Mute(), Times: 1})
+	if n := e.proxy.Abort("/events"); n != 1 {
+		t.Fatalf("broke %d event streams, want 1", n)
+	}
+	var muted time.Time
+	eventually(t, 20*time.Second, "actorlet to resubscribe to a muted stream", func() (bool, string) {
+		for _, r := range e.proxy.Requests() {
+			if r.Rule == mute {
+				muted = r.Time
+			}
+		}
+		c, _ := e.healthCheck("event stream")
+		up := e.proxy.Responding("/events")
+		return !muted.IsZero() && up == 1 && c.OK, fmt.Sprintf("muted %v, %d streaming, check %+v", !muted.IsZero(), up, c)
+	})
+	// A broken stream's successor is trusted: nothing says it is silent
+	// until it misses a change, which counts once a listing started grace
+	// (2 s, plus 1 s for the subscription's answer) after it opened.
+	eventually(t, 20*time.Second, "a PLEG list 3 s after the muted subscription", func() (bool, string) {
+		n := len(e.plegListsSince(muted.Add(3 * time.Second)))
+		return n > 0, fmt.Sprintf("%d lists", n)
+	})
+
+	killed := time.Now()
+	e.kill(appA.ID)
+	eventually(t, 30*time.Second, "the event stream check to fail", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return !c.OK, c.Message
+	})
+	noticed := time.Now()
+	t.Logf("silence noticed %v after the unreported death", noticed.Sub(killed).Round(time.Millisecond))
+	if d := noticed.Sub(killed); d > 15*time.Second {
+		t.Errorf("silence noticed %v after the death, want within the 5 s safety net + 2 s grace (15 s on a loaded machine)", d)
+	}
+	c, _ := e.healthCheck("event stream")
+	if !strings.Contains(c.Message, "silent") || !strings.Contains(c.Message, short(appA.ID)) {
+		t.Errorf("event stream check says %q, want the silence and the missed container %s", c.Message, short(appA.ID))
+	}
+	if n := e.logs.FilterMessageSnippet("event stream silent").Len(); n != 1 {
+		t.Errorf("%d log lines of a silent stream, want 1", n)
+	}
+	eventually(t, 20*time.Second, "a new (unmuted) subscription", func() (bool, string) {
+		var after int
+		for _, r := range e.proxy.Requests() {
+			if r.Path == "/events" && r.Time.After(muted) && r.Rule == 0 {
+				after++
+			}
+		}
+		return after == 1 && e.proxy.Responding("/events") == 1, fmt.Sprintf("%d new subscriptions", after)
+	})
+
+	// Unconfirmed: relists every 1 s.
+	eventually(t, 20*time.Second, "5 PLEG lists after the silence was noticed", func() (bool, string) {
+		n := len(e.plegListsSince(noticed))
+		return n >= 5, fmt.Sprintf("%d lists", n)
+	})
+	lists := e.plegListsSince(noticed)
+	for i := 1; i < len(lists); i++ {
+		if d := lists[i].Sub(lists[i-1]); d > 2500*time.Millisecond {
+			t.Errorf("PLEG lists %v apart while the new stream is unconfirmed, want about 1 s (all: %v)", d.Round(time.Millisecond), lists)
+		}
+	}
+	if c, _ := e.healthCheck("event stream"); c.OK {
+		t.Errorf("event stream check passes before the new stream was confirmed: %+v", c)
+	}
+
+	// A death the new stream reports, which the relist it triggers confirms.
+	e.kill(appB.ID)
+	eventually(t, 20*time.Second, "the event stream check to pass again", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	})
+	confirmed := time.Now()
+	consistently(t, 12*time.Second, "the event stream check passing", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	})
+	if n := len(e.plegListsSince(confirmed.Add(2 * time.Second))); n > 3 {
+		t.Errorf("%d PLEG lists in the 10 s after the confirmation, want 2 or 3 (every 5 s)", n)
+	}
+}
+
+// TestEventStreamNoFalseAlarm: on real Docker with a working stream, a
+// node busy with crash-looping containers (restarted within a second),
+// a pod removed and one added never finds its event stream silent: every
+// change a relist finds has its event within the grace, even with the
+// other tests loading the machine.
+func TestEventStreamNoFalseAlarm(t *testing.T) {
+	e := newEnv(t, "t-faults-noalarm", nil)
+	crasher := func(name string) *v1.Pod {
+		p := pod(name)
+		p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "TW_EXIT_AFTER", Value: "700ms"}, {Name: "TW_EXIT_CODE", Value: "3"}}
+		return p
+	}
+	pods := []*v1.Pod{crasher("c1"), crasher("c2"), pod("steady")}
+	e.setPods(pods...)
+	eventually(t, podUpTimeout, "the event stream check to pass", func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	})
+	start := time.Now()
+	holds := func() (bool, string) {
+		c, _ := e.healthCheck("event stream")
+		return c.OK, c.Message
+	}
+	consistently(t, 15*time.Second, "the event stream check passing on a busy node", holds)
+	e.setPods(pods[:2]...) // steady removed
+	consistently(t, 5*time.Second, "the event stream check passing on a busy node", holds)
+	e.setPods(append(pods[:2], pod("late"))...)
+	consistently(t, 15*time.Second, "the event stream check passing on a busy node", holds)
+	if n := e.logs.FilterMessageSnippet("event stream silent").Len(); n != 0 {
+		t.Errorf("%d silent-stream log lines on a working stream", n)
+	}
+	starts := 0
+	for _, r := range e.proxy.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/start") && r.Time.After(start) {
+			starts++
+		}
+	}
+	t.Logf("%d container starts in %v", starts, time.Since(start).Round(time.Second))
+	if starts < 10 {
+		t.Errorf("%d container starts in 35 s, want a busy node (10 or more)", starts)
 	}
 }
 
