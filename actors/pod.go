@@ -792,15 +792,15 @@ func (w *worker) startFailure(id, name string, err error) error {
 	}
 	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 	defer cancel()
-	if c, ierr := w.cfg.Runtime.Inspect(ctx, id); ierr == nil && c.Error != "" && !podsync.Adoptable(&c) && c.State != runtimeadapter.StateRunning {
+	if c, ierr := w.cfg.Runtime.Inspect(ctx, id); ierr == nil && c.Error != "" && c.State != runtimeadapter.StateRunning {
 		return &startFailedError{msg: c.Error, err: err}
 	}
 	return err
 }
 
-// startFailed reports a container whose start failed as the kubelet does
-// (a Warning "Failed" event with the runtime's message) and reports
-// whether err was such a failure.
+// startFailed reports, as the kubelet does (a Warning "Failed" event with
+// the runtime's message), a container whose start failed when err is such
+// a failure, and reports whether it was.
 func (w *worker) startFailed(name, id string, err error) bool {
 	var sf *startFailedError
 	if !errors.As(err, &sf) {
@@ -871,7 +871,7 @@ func (w *worker) start(s podsync.Start) error {
 		return err
 	}
 	id, err := w.createAndStart(spec)
-	if _, ok := errors.AsType[*startFailedError](err); ok {
+	if sf := (*startFailedError)(nil); errors.As(err, &sf) {
 		w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name) // then Failed, as the kubelet
 		w.startFailed(c.Name, id, err)
 		return nil
