@@ -99,10 +99,11 @@ type Config struct {
 	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with
 	// the same permissions.
 	Spec podsync.SpecOptions
-	// Backoffs keeps the CrashLoopBackOff records outside the pod actors,
-	// so a restarted pod actor (or, with a state file, a restarted agent)
-	// goes on with the same curve. Default: a memory store on Backoff.
-	Backoffs *supervision.BackoffStore
+	// History keeps each container's last exit and CrashLoopBackOff
+	// outside the pod actors, so a restarted pod actor (or, with a state
+	// file, a restarted agent) does not run completed work again and goes
+	// on with the same restart counts and curve. Default: in memory.
+	History *supervision.History
 }
 
 // withDefaults fills zero fields.

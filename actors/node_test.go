@@ -15,8 +15,9 @@ import (
 )
 
 // A container that exits 1 s after each start is restarted at its exact
-// CrashLoopBackOff deadlines: finish + 10 s, 20 s, 40 s, with the restart
-// count rising by one each time and never two live instances.
+// CrashLoopBackOff deadlines, the kubelet's curve: at once after the first
+// exit, then finish + 10 s, 20 s, 40 s, with the restart count rising by
+// one each time and never two live instances.
 func TestCrashLoopRestartsAtBackoffDeadlines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := fake.New(fake.AutoImages(true))
@@ -27,16 +28,17 @@ func TestCrashLoopRestartsAtBackoffDeadlines(t *testing.T) {
 		h.apply(pod)
 
 		prefix := "actorlet_app_crasher_default_"
-		waitFor(t, 200*time.Second, "four app creates", func() bool {
+		waitFor(t, 200*time.Second, "five app creates", func() bool {
 			if n := len(h.live("uid-crash", "app")); n > 1 {
 				t.Fatalf("%d live app containers (invariant 1)", n)
 			}
-			return len(h.creates(prefix)) >= 4
+			return len(h.creates(prefix)) >= 5
 		})
 		got := h.creates(prefix)
 		first := got[0]
-		// exit 1 s after start; then wait 10 s, 20 s, 40 s after the finish.
-		want := []time.Duration{0, 11 * time.Second, 32 * time.Second, 73 * time.Second}
+		// Each exits 1 s after its start; then a wait of 0, 10 s, 20 s, 40 s
+		// after the finish.
+		want := []time.Duration{0, 1 * time.Second, 12 * time.Second, 33 * time.Second, 74 * time.Second}
 		for i, w := range want {
 			if d := got[i].Sub(first); d != w {
 				t.Errorf("create %d at +%v, want +%v", i, d, w)
@@ -48,9 +50,49 @@ func TestCrashLoopRestartsAtBackoffDeadlines(t *testing.T) {
 				counts = append(counts, c.Labels[runtimeadapter.LabelRestartCount])
 			}
 		}
-		// The newest dead instance is kept for --previous; older ones are removed.
+		// The newest dead instance is kept for --previous; older ones are
+		// removed by the GC (once a minute).
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		counts = counts[:0]
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelContainerName] == "app" {
+				counts = append(counts, c.Labels[runtimeadapter.LabelRestartCount])
+			}
+		}
 		if len(counts) > 2 {
 			t.Errorf("%d app instances kept (%v), want at most the live one and the newest dead one", len(counts), counts)
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A container that ran more than twice the back-off's cap (600 s) after
+// its last restart is restarted at once again, and the curve starts over;
+// the kubelet's flowcontrol expiry.
+func TestCrashLoopBackoffExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.ScriptContainer("app", fake.Behavior{ExitCode: 1, ExitAfter: time.Second})
+		// The third instance (attempt 2) runs 601 s.
+		rt.SetBehavior(func(s runtimeadapter.ContainerSpec) bool {
+			return strings.HasSuffix(s.Name, "_2") && s.Labels[runtimeadapter.LabelContainerName] == "app"
+		},
+			fake.Behavior{ExitCode: 1, ExitAfter: 601 * time.Second})
+		h := newHarness(t, rt)
+		h.start()
+		h.apply(testPod("crasher", "uid-crash", v1.RestartPolicyAlways, "app"))
+		prefix := "actorlet_app_crasher_default_"
+		waitFor(t, 1000*time.Second, "five app creates", func() bool { return len(h.creates(prefix)) >= 5 })
+		got := h.creates(prefix)
+		// Exits at +1 (restart at once), +2 (wait 10 s), +613 (601 s after
+		// the restart at +12: expired, at once), +614 (wait 10 s again).
+		want := []time.Duration{0, 1 * time.Second, 12 * time.Second, 613 * time.Second, 624 * time.Second}
+		for i, w := range want {
+			if d := got[i].Sub(got[0]); d != w {
+				t.Errorf("create %d at +%v, want +%v", i, d, w)
+			}
 		}
 		h.stop()
 		rt.Close()
@@ -65,7 +107,7 @@ func TestStatusShowsCrashLoopBackOff(t *testing.T) {
 		h := newHarness(t, rt)
 		h.start()
 		h.apply(testPod("crasher", "uid-st", v1.RestartPolicyAlways, "app"))
-		time.Sleep(5 * time.Second) // exited at +1 s, restart due at +11 s
+		time.Sleep(5 * time.Second) // exits at +1 s (restarted at once) and +2 s (restart due at +12 s)
 		synctest.Wait()
 		res, err := h.sys.Root.RequestFuture(h.pid, &messages.GetPodStatuses{}, time.Second).Result()
 		if err != nil {

@@ -26,7 +26,6 @@ import (
 	"github.com/actorlet/actorlet/internal/probe"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
-	"github.com/actorlet/actorlet/supervision"
 )
 
 // podActor owns one pod's containers. Its state is rebuilt from the
@@ -429,18 +428,11 @@ func sameStates(x, y []runtimeadapter.Container) bool {
 		}
 		o := &y[j]
 		if o.State != c.State || o.RawState != c.RawState || o.ExitCode != c.ExitCode || o.Reason != c.Reason ||
-			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP {
+			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP || o.Error != c.Error {
 			return false
 		}
 	}
 	return true
-}
-
-// RestartAt implements podsync.Backoff with the node's BackoffStore: one
-// record per container name and spec hash, kept outside this actor.
-func (a *podActor) RestartAt(_ *v1.Pod, name string, dead runtimeadapter.Container) time.Time {
-	key := supervision.Key(string(a.uid), name, dead.Labels[runtimeadapter.LabelContainerHash])
-	return a.cfg.Backoffs.RestartAt(key, dead.ID, dead.StartedAt, dead.FinishedAt)
 }
 
 // sync plans and, when there is work, starts it off the mailbox.
@@ -472,16 +464,19 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	a.updateProbes(ctx)
 	plan := podsync.Compute(podsync.Input{
-		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, Backoff: a, GC: gc,
-		Unhealthy: a.unhealthy,
+		Node: a.cfg.NodeName, Pod: pod, Containers: a.containers, Now: now, GC: gc,
+		Backoff: a.cfg.Backoff, History: a.cfg.History.Pod(string(a.uid)), Unhealthy: a.unhealthy,
 	})
+	if plan.RecordsChanged { // the exits seen, the restarts decided: kept outside this actor
+		a.cfg.History.Put(string(a.uid), plan.Records)
+	}
 	a.holdForImages(ctx, &plan, now)
 	if pod != nil {
 		a.report(ctx, podsync.StatusWith(pod, a.containers, plan, podsync.Probes{Ready: a.ready, Started: a.startupPassed}))
 	}
 	if plan.Terminated {
 		a.log.Info("pod terminated: all containers removed")
-		a.cfg.Backoffs.Forget(string(a.uid))
+		a.cfg.History.Forget(string(a.uid))
 		dir := podsync.PodDirPath(a.cfg.Spec.RootDir, a.uid)
 		go func() { // emptyDir volumes may be large: off the mailbox
 			defer func() { _ = recover() }()
@@ -754,10 +749,10 @@ func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, erro
 		case existing.State == runtimeadapter.StateRunning:
 			w.log.Info("adopting running container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
 			return conflict.ID, nil
-		case existing.State == runtimeadapter.StateUnknown && existing.RawState == "created":
+		case podsync.Adoptable(&existing):
 			w.log.Info("adopting created container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
 			id, err = conflict.ID, nil
-		default:
+		default: // it ran, or its start failed: that attempt happened
 			return "", fmt.Errorf("pod %s: create container %s: %s is %s: %w", w.podName(), spec.Name, short(conflict.ID), existing.RawState, errExistsExited)
 		}
 	}
@@ -770,9 +765,50 @@ func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, erro
 		return id, fmt.Errorf("pod %s: container %s created, not started: pod actor stopped", w.podName(), spec.Name)
 	}
 	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
-		return id, fmt.Errorf("pod %s: start container %s: %w", w.podName(), spec.Name, err)
+		return id, w.startFailure(id, spec.Name, err)
 	}
 	return id, nil
+}
+
+// startFailedError: the runtime tried to start a container and could not
+// (its command does not exist, cannot run …), and says why in the
+// container (Docker's State.Error). That is the container's outcome, not
+// a failed sync: the plan sees it in the next listing as a StartError
+// exit, and restartPolicy decides.
+type startFailedError struct {
+	msg string // the runtime's message
+	err error
+}
+
+func (e *startFailedError) Error() string { return e.err.Error() }
+func (e *startFailedError) Unwrap() error { return e.err }
+
+// startFailure wraps the error of a failed start of container id, as a
+// *startFailedError when the runtime shows the container's start failed.
+func (w *worker) startFailure(id, name string, err error) error {
+	err = fmt.Errorf("pod %s: start container %s: %w", w.podName(), name, err)
+	if errors.Is(err, runtimeadapter.ErrUnavailable) {
+		return err
+	}
+	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	defer cancel()
+	if c, ierr := w.cfg.Runtime.Inspect(ctx, id); ierr == nil && c.Error != "" && c.State != runtimeadapter.StateRunning {
+		return &startFailedError{msg: c.Error, err: err}
+	}
+	return err
+}
+
+// startFailed reports, as the kubelet does (a Warning "Failed" event with
+// the runtime's message), a container whose start failed when err is such
+// a failure, and reports whether it was.
+func (w *worker) startFailed(name, id string, err error) bool {
+	var sf *startFailedError
+	if !errors.As(err, &sf) {
+		return false
+	}
+	w.event(messages.EventWarning, "Failed", name, "Error: "+sf.msg)
+	w.log.Info("container could not start", zap.String("container", name), zap.String("id", short(id)), zap.String("error", sf.msg))
+	return true
 }
 
 func (w *worker) createSandbox(attempt int) (string, error) {
@@ -794,7 +830,10 @@ func (w *worker) start(s podsync.Start) error {
 		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
 		defer cancel()
 		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
-			err = fmt.Errorf("pod %s: start created container %s: %w", w.podName(), s.Name, err)
+			err = w.startFailure(s.AdoptID, s.Name, err)
+			if w.startFailed(s.Name, s.AdoptID, err) {
+				return nil
+			}
 			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
 			return err
 		}
@@ -832,6 +871,11 @@ func (w *worker) start(s podsync.Start) error {
 		return err
 	}
 	id, err := w.createAndStart(spec)
+	if sf := (*startFailedError)(nil); errors.As(err, &sf) {
+		w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name) // then Failed, as the kubelet
+		w.startFailed(c.Name, id, err)
+		return nil
+	}
 	if err != nil {
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
 		return err

@@ -23,8 +23,8 @@ import (
 // source in its own goroutine until it stops.
 func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	cfg = cfg.withDefaults()
-	if cfg.Backoffs == nil {
-		cfg.Backoffs, _ = supervision.NewBackoffStore(cfg.Backoff, "") // memory only: cannot fail
+	if cfg.History == nil {
+		cfg.History, _ = supervision.NewHistory("") // memory only: cannot fail
 	}
 	if cfg.Images == nil {
 		if svc, ok := capability[runtimeadapter.ImageService](cfg.Runtime); ok {

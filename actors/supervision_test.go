@@ -78,9 +78,11 @@ var fakeCrash = fake.Behavior{ExitCode: 1, ExitAfter: time.Second}
 func TestRestartedPodActorKeepsBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var transitions atomic.Int32
+		var panicAt atomic.Int64
 		hook := func(uid types.UID, msg any) {
 			if _, ok := msg.(*messages.PodTransitions); ok && uid == "uid-crash" {
-				if transitions.Add(1) == 3 { // between the first and the second restart
+				if transitions.Add(1) == 3 { // while the back-off is armed (see below)
+					panicAt.Store(time.Now().UnixNano())
 					panic("boom")
 				}
 			}
@@ -92,16 +94,22 @@ func TestRestartedPodActorKeepsBackoff(t *testing.T) {
 		h := newHarness(t, rt)
 		h.start()
 		h.apply(testPod("crasher", "uid-crash", v1.RestartPolicyAlways, "app"))
-		waitFor(t, 200*time.Second, "four app creates", func() bool { return len(h.creates("actorlet_app_")) >= 4 })
+		waitFor(t, 200*time.Second, "five app creates", func() bool { return len(h.creates("actorlet_app_")) >= 5 })
 		got := h.creates("actorlet_app_")
-		want := []time.Duration{0, 11 * time.Second, 32 * time.Second, 73 * time.Second}
+		want := []time.Duration{0, 1 * time.Second, 12 * time.Second, 33 * time.Second, 74 * time.Second}
 		for i, w := range want {
 			if d := got[i].Sub(got[0]); d != w {
-				t.Errorf("create %d at +%v, want +%v (10 s, 20 s, 40 s after each exit)", i, d, w)
+				t.Errorf("create %d at +%v, want +%v (0, 10 s, 20 s, 40 s after each exit)", i, d, w)
 			}
 		}
 		if n := transitions.Load(); n < 3 {
 			t.Fatalf("only %d transitions: the panic never happened", n)
+		}
+		// The panic came after the first restart armed the back-off and
+		// before the curve's later steps, which the new incarnation kept.
+		if at := time.Unix(0, panicAt.Load()); at.Before(got[1]) || !at.Before(got[3]) {
+			t.Errorf("the panic came at +%v, not between the second (+%v) and fourth (+%v) creates",
+				at.Sub(got[0]), got[1].Sub(got[0]), got[3].Sub(got[0]))
 		}
 		h.stop()
 		rt.Close()

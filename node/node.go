@@ -71,8 +71,10 @@ type Options struct {
 	// with the default; a k8s.io/utils/clock FakeClock steps time by hand
 	// (the fake runtime's own timestamps stay on the time package).
 	Clock clock.WithDelayedExecution
-	// Backoff is the CrashLoopBackOff curve (default 10 s doubling to
-	// 300 s, reset after 600 s of running, as the kubelet).
+	// Backoff is the CrashLoopBackOff curve (default, as the kubelet: a
+	// first exit restarts at once, later ones wait 10 s doubling to 300 s,
+	// and the back-off resets when an exit comes more than 600 s after the
+	// last restart). The node keeps each container's last exit in memory.
 	Backoff *supervision.BackoffPolicy
 	// MaxPodRestarts within PodRestartWindow bound pod actor restarts after
 	// panics (default 5 within 1 min).

@@ -68,6 +68,13 @@ type Container struct {
 	FinishedAt time.Time
 	// IP is the container's address on its network, if any (sandboxes).
 	IP string
+	// Error is the runtime's own account of why the container could not
+	// be started (Docker's State.Error), empty otherwise. Docker leaves a
+	// container whose start failed "created", with no start or finish
+	// time, an exit code of 127 (command not found), 126 (not executable)
+	// or 128, and this message; only the message tells it from a container
+	// that was never started.
+	Error string
 }
 
 // ListResult is one consistent listing.

@@ -1,95 +1,90 @@
 // Package supervision holds the policies that decide when things are tried
-// again in actorlet's tree: CrashLoopBackOff for containers and the
-// supervisor strategy for pod actors.
+// again in actorlet's tree: CrashLoopBackOff for containers, the record of
+// each container's last exit that it works on, and the supervisor strategy
+// for pod actors.
 package supervision
 
 import (
 	"time"
-
-	"github.com/cenkalti/backoff/v4"
 )
 
-// Kubernetes' CrashLoopBackOff curve, as the kubelet and its documentation
-// describe it: a restart after an exit waits 10 s, then 20 s, 40 s … capped
-// at 300 s, and the delay resets once a container has run 600 s.
+// The kubelet's CrashLoopBackOff (kuberuntime_manager's doBackOff on
+// client-go's flowcontrol.Backoff): a container's first exit is restarted
+// at once and arms the back-off; each later exit waits the current delay
+// from its finish time — 10 s, then 20 s, 40 s … capped at 300 s — and
+// the delay doubles at each restart. The back-off entry expires, and the
+// next exit is again restarted at once, when that exit comes more than
+// twice the cap (600 s) after the last restart.
 const (
-	DefaultBackoffInitial    = 10 * time.Second
-	DefaultBackoffMax        = 300 * time.Second
-	DefaultBackoffResetAfter = 600 * time.Second
+	DefaultBackoffInitial = 10 * time.Second
+	DefaultBackoffMax     = 300 * time.Second
 )
 
-// BackoffPolicy shapes CrashLoopBackOff. Initial and Max both 0 means
-// "restart at once". Max 0 with Initial > 0 means uncapped doubling.
+// BackoffPolicy shapes CrashLoopBackOff. Initial and Max both 0 restart
+// at once, always. Max 0 with Initial > 0 doubles without a cap and never
+// expires.
 type BackoffPolicy struct {
-	Initial    time.Duration // delay before the first restart (default 10 s)
-	Max        time.Duration // cap (default 300 s)
-	ResetAfter time.Duration // a run at least this long resets the delay (default 600 s)
+	// Initial is the first non-zero delay: the wait of a container's
+	// second exit (the first is restarted at once). Default 10 s.
+	Initial time.Duration
+	// Max caps the delay (default 300 s); the back-off expires when an
+	// exit comes more than 2 × Max after the last restart.
+	Max time.Duration
 }
 
-// DefaultBackoffPolicy is the kubelet's curve: 10 s doubling to 300 s,
-// reset after 600 s of running.
+// DefaultBackoffPolicy is the kubelet's curve: 0, 10 s, 20 s … 300 s,
+// expiring 600 s after the last restart.
 func DefaultBackoffPolicy() BackoffPolicy {
-	return BackoffPolicy{Initial: DefaultBackoffInitial, Max: DefaultBackoffMax, ResetAfter: DefaultBackoffResetAfter}
+	return BackoffPolicy{Initial: DefaultBackoffInitial, Max: DefaultBackoffMax}
 }
 
-// CrashLoop tracks the restart delay of one container (one name and spec
-// hash in one pod). It is built on cenkalti/backoff's ExponentialBackOff with
-// no randomization and MaxElapsedTime 0, so it never gives up.
-//
-// Observe is idempotent per exited instance: the delay advances once per
-// distinct exit, however often the same exit is looked at.
-type CrashLoop struct {
-	policy   BackoffPolicy
-	b        *backoff.ExponentialBackOff
-	lastExit string    // ID of the exited instance the deadline belongs to
-	deadline time.Time // when that instance may be restarted
-	delay    time.Duration
+// BackoffEntry is the back-off state of one container, as the kubelet's
+// flowcontrol entry (keyed there by pod, container name and spec hash).
+// The zero value is no entry.
+type BackoffEntry struct {
+	// Hash is the container spec hash the entry belongs to: an exit of
+	// another spec finds no entry (a new spec starts a fresh curve).
+	Hash string `json:"hash,omitempty"`
+	// Delay is how long the next exit waits (flowcontrol's backoff).
+	Delay time.Duration `json:"delay"`
+	// LastUpdate is when the last restart was decided (flowcontrol's
+	// lastUpdate, set by Next); zero: no entry.
+	LastUpdate time.Time `json:"lastUpdate"`
 }
 
-// NewCrashLoop returns the backoff record of one container.
-func NewCrashLoop(p BackoffPolicy) *CrashLoop {
-	b := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(p.Initial),
-		backoff.WithMultiplier(2),
-		backoff.WithRandomizationFactor(0),
-		backoff.WithMaxElapsedTime(0), // the 15 min default would stop backing off
-	)
-	if p.Max > 0 {
-		b.MaxInterval = p.Max
-	} else {
-		b.MaxInterval = time.Duration(1<<62 - 1)
+// live reports whether e applies to an exit at exitAt of a container with
+// spec hash: it exists, is for that spec, and has not expired
+// (flowcontrol's hasExpired: exitAt − LastUpdate > 2 × Max).
+func (p BackoffPolicy) live(e BackoffEntry, hash string, exitAt time.Time) bool {
+	if e.LastUpdate.IsZero() || e.Hash != hash {
+		return false
 	}
-	b.Reset()
-	return &CrashLoop{policy: p, b: b}
+	return p.Max <= 0 || exitAt.Sub(e.LastUpdate) <= 2*p.Max
 }
 
-// Observe records that instance id ran from startedAt until finishedAt and
-// returns the earliest time its replacement may start: finishedAt plus the
-// current delay. A run of at least ResetAfter resets the delay to Initial
-// first. Calling Observe again for the same id returns the same deadline.
-func (c *CrashLoop) Observe(id string, startedAt, finishedAt time.Time) time.Time {
-	if id == c.lastExit && c.lastExit != "" {
-		// The same exit again, perhaps with a more exact finish time (a
-		// die event's time comes a little after the runtime's own
-		// FinishedAt): the deadline counts from the earliest.
-		if !finishedAt.IsZero() && finishedAt.Add(c.delay).Before(c.deadline) {
-			c.deadline = finishedAt.Add(c.delay)
+// Wait is how long after it finished an exit at finishedAt of a container
+// with spec hash waits for its replacement (flowcontrol's
+// IsInBackOffSince): 0 with no live entry, else the entry's delay.
+func (p BackoffPolicy) Wait(e BackoffEntry, hash string, finishedAt time.Time) time.Duration {
+	if !p.live(e, hash, finishedAt) {
+		return 0
+	}
+	return e.Delay
+}
+
+// Next is the entry once the replacement of that exit is decided at now
+// (flowcontrol's Next): Initial with no live entry, else the delay
+// doubled, capped at Max; LastUpdate is now.
+func (p BackoffPolicy) Next(e BackoffEntry, hash string, finishedAt, now time.Time) BackoffEntry {
+	d := p.Initial
+	if p.live(e, hash, finishedAt) {
+		d = e.Delay * 2
+		if d < e.Delay { // overflow of an uncapped curve
+			d = e.Delay
 		}
-		return c.deadline
 	}
-	if c.policy.ResetAfter > 0 && !startedAt.IsZero() && finishedAt.Sub(startedAt) >= c.policy.ResetAfter {
-		c.b.Reset()
+	if p.Max > 0 && d > p.Max {
+		d = p.Max
 	}
-	d := c.b.NextBackOff()
-	if d == backoff.Stop || d < 0 { // cannot happen with MaxElapsedTime 0; be safe
-		d = c.b.MaxInterval
-	}
-	if c.policy.Max > 0 && d > c.policy.Max {
-		d = c.policy.Max
-	}
-	c.lastExit, c.delay, c.deadline = id, d, finishedAt.Add(d)
-	return c.deadline
+	return BackoffEntry{Hash: hash, Delay: d, LastUpdate: now}
 }
-
-// Delay is the delay that applied to the last observed exit.
-func (c *CrashLoop) Delay() time.Duration { return c.delay }

@@ -3,6 +3,7 @@ package supervision
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,128 +11,253 @@ import (
 	"time"
 )
 
-// BackoffStore keeps the CrashLoopBackOff record of every container of the
-// node, outside the pod actors: a pod actor restarted by its supervisor
-// finds its records again. With a path, the records are also written to a
-// small state file (atomically: a temporary file renamed over it) after
-// every change and read back at start, so they survive a restart of
-// actorlet itself. It is safe for concurrent use.
-type BackoffStore struct {
-	policy BackoffPolicy
-	path   string
+// History keeps the ContainerRecord of every container of the node's pods,
+// outside the pod actors: a pod actor restarted by its supervisor finds
+// its records again. With a path, the records are also written to a small
+// state file (atomically: a temporary file renamed over it) after every
+// change and read back at start, so they survive a restart of actorlet
+// itself. It is safe for concurrent use; it decides nothing (the pure pod
+// plan does, on the records it is given).
+type History struct {
+	path string
 
 	mu   sync.Mutex
-	recs map[string]*CrashLoop
+	pods map[string]map[string]ContainerRecord // pod UID → container name → record
 }
 
-// backoffRecord is one record as the state file holds it.
-type backoffRecord struct {
+// historyFile is the state file's format.
+type historyFile struct {
+	Version int                                   `json:"version"`
+	Pods    map[string]map[string]ContainerRecord `json:"pods"`
+}
+
+const historyVersion = 2
+
+// legacyRecord is one record of the old back-off file, keyed by
+// "<pod UID>/<container name>/<spec hash>": the last exit's ID, the
+// deadline of its replacement and its delay.
+type legacyRecord struct {
 	LastExit string        `json:"lastExit"`
 	Deadline time.Time     `json:"deadline"`
 	Delay    time.Duration `json:"delay"`
 }
 
-// NewBackoffStore returns a store for policy. path may be empty (memory
-// only); a missing file is an empty store; an unreadable or corrupt one is
-// an error naming the file (the caller may start empty instead).
-func NewBackoffStore(policy BackoffPolicy, path string) (*BackoffStore, error) {
-	s := &BackoffStore{policy: policy, path: path, recs: map[string]*CrashLoop{}}
+// HistoryOption configures NewHistory.
+type HistoryOption func(*historyOptions)
+
+type historyOptions struct{ legacy string }
+
+// WithLegacyBackoffFile names the back-off state file of older actorlet
+// versions: when the history's own file does not exist yet, its records
+// are read (the back-off curves go on), written to the new file, and the
+// old file is removed.
+func WithLegacyBackoffFile(path string) HistoryOption {
+	return func(o *historyOptions) { o.legacy = path }
+}
+
+// NewHistory returns a history kept in path (empty: in memory only). A
+// missing file is an empty history; an unreadable or corrupt one is an
+// error naming the file, with an empty history the caller may go on with.
+// The file may also be in the old back-off format.
+func NewHistory(path string, opts ...HistoryOption) (*History, error) {
+	var o historyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	h := &History{path: path, pods: map[string]map[string]ContainerRecord{}}
 	if path == "" {
-		return s, nil
+		return h, nil
 	}
 	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return s, nil
+	switch {
+	case err == nil:
+		pods, err := parseHistory(b)
+		if err != nil {
+			return h, fmt.Errorf("container history %s: %w", path, err)
+		}
+		h.pods = pods
+	case !os.IsNotExist(err):
+		return h, fmt.Errorf("container history %s: %w", path, err)
+	case o.legacy != "":
+		b, err := os.ReadFile(o.legacy)
+		if os.IsNotExist(err) {
+			return h, nil
+		}
+		if err == nil {
+			var pods map[string]map[string]ContainerRecord
+			if pods, err = parseHistory(b); err == nil {
+				h.pods = pods
+				if h.saveLocked() == nil {
+					_ = os.Remove(o.legacy)
+				}
+				return h, nil
+			}
+		}
+		return h, fmt.Errorf("back-off state %s: %w", o.legacy, err)
 	}
-	if err != nil {
-		return s, fmt.Errorf("backoff state %s: %w", path, err)
-	}
-	var recs map[string]backoffRecord
-	if err := json.Unmarshal(b, &recs); err != nil {
-		return s, fmt.Errorf("backoff state %s: %w", path, err)
-	}
-	for k, r := range recs {
-		s.recs[k] = restoreCrashLoop(policy, r)
-	}
-	return s, nil
+	return h, nil
 }
 
-// restoreCrashLoop rebuilds a record whose last exit got delay r.Delay:
-// the next exit gets the delay after it on the policy's curve.
-func restoreCrashLoop(p BackoffPolicy, r backoffRecord) *CrashLoop {
-	c := NewCrashLoop(p)
-	for i := 0; i < 64; i++ { // the curve doubles: a few steps reach any delay
-		d := c.b.NextBackOff()
-		if d >= r.Delay || (p.Max > 0 && d >= p.Max) {
-			break
+// parseHistory reads either format of the state file.
+func parseHistory(b []byte) (map[string]map[string]ContainerRecord, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, err
+	}
+	if _, ok := probe["version"]; ok {
+		var f historyFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		if f.Version != historyVersion {
+			return nil, fmt.Errorf("version %d, want %d", f.Version, historyVersion)
+		}
+		pods := f.Pods
+		if pods == nil {
+			pods = map[string]map[string]ContainerRecord{}
+		}
+		return pods, nil
+	}
+	var old map[string]legacyRecord
+	if err := json.Unmarshal(b, &old); err != nil {
+		return nil, err
+	}
+	return fromLegacy(old), nil
+}
+
+// fromLegacy turns the old back-off records into container records that
+// know only the exit's instance ID and spec hash: its deadline stays, and
+// the next exit's delay follows on the curve from the recorded one.
+func fromLegacy(old map[string]legacyRecord) map[string]map[string]ContainerRecord {
+	pods := map[string]map[string]ContainerRecord{}
+	for k, r := range old {
+		parts := strings.SplitN(k, "/", 3)
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+			continue
+		}
+		uid, name, hash := parts[0], parts[1], parts[2]
+		if pods[uid] == nil {
+			pods[uid] = map[string]ContainerRecord{}
+		}
+		if cur, ok := pods[uid][name]; ok && !r.Deadline.After(cur.RestartAt) {
+			continue // an older spec's record: the newest deadline wins
+		}
+		pods[uid][name] = ContainerRecord{
+			Exit:      Exit{ContainerID: r.LastExit, Hash: hash},
+			RestartAt: r.Deadline,
+			Backoff:   BackoffEntry{Hash: hash, Delay: r.Delay, LastUpdate: r.Deadline.Add(-r.Delay)},
 		}
 	}
-	c.lastExit, c.deadline, c.delay = r.LastExit, r.Deadline, r.Delay
-	return c
+	return pods
 }
 
-// Key names the record of a container: pod UID, container name and spec
-// hash (a new spec starts a fresh curve).
-func Key(podUID, container, hash string) string { return podUID + "/" + container + "/" + hash }
-
-// RestartAt is CrashLoop.Observe on the record of key.
-func (s *BackoffStore) RestartAt(key, deadID string, startedAt, finishedAt time.Time) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.recs[key]
-	if c == nil {
-		c = NewCrashLoop(s.policy)
-		s.recs[key] = c
-	}
-	before := c.lastExit
-	at := c.Observe(deadID, startedAt, finishedAt)
-	if c.lastExit != before {
-		s.saveLocked()
-	}
-	return at
+// Pod returns the records of a pod's containers by container name. The
+// map is shared: callers must not modify it.
+func (h *History) Pod(uid string) map[string]ContainerRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.pods[uid]
 }
 
-// Forget drops every record of a pod (it was removed).
-func (s *BackoffStore) Forget(podUID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	changed := false
-	for k := range s.recs {
-		if strings.HasPrefix(k, podUID+"/") {
-			delete(s.recs, k)
-			changed = true
+// Put replaces the records of a pod (the map is kept: callers must not
+// modify it afterwards) and writes the state file when what it keeps
+// changed (not for ContainerRecord.Seen alone).
+func (h *History) Put(uid string, recs map[string]ContainerRecord) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.pods[uid]
+	if maps.EqualFunc(old, recs, ContainerRecord.Equal) {
+		return
+	}
+	if len(recs) == 0 {
+		delete(h.pods, uid)
+	} else {
+		h.pods[uid] = recs
+	}
+	if !samePersisted(old, recs) {
+		_ = h.saveLocked()
+	}
+}
+
+// samePersisted: the state file would hold the same for a and b (a record
+// with nothing to keep is as none).
+func samePersisted(a, b map[string]ContainerRecord) bool {
+	for k, r := range a {
+		if !r.persistedEqual(b[k]) {
+			return false
 		}
 	}
-	if changed {
-		s.saveLocked()
+	for k, r := range b {
+		if _, ok := a[k]; !ok && !r.persistedEqual(ContainerRecord{}) {
+			return false
+		}
 	}
+	return true
+}
+
+// persisted is what the state file keeps: no record with nothing to keep.
+func (h *History) persisted() map[string]map[string]ContainerRecord {
+	out := make(map[string]map[string]ContainerRecord, len(h.pods))
+	for uid, recs := range h.pods {
+		for name, r := range recs {
+			if r.persistedEqual(ContainerRecord{}) {
+				continue
+			}
+			if out[uid] == nil {
+				out[uid] = map[string]ContainerRecord{}
+			}
+			out[uid][name] = r
+		}
+	}
+	return out
+}
+
+// Forget drops every record of a pod (it has terminated).
+func (h *History) Forget(uid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.pods[uid]; !ok {
+		return
+	}
+	delete(h.pods, uid)
+	_ = h.saveLocked()
 }
 
 // saveLocked writes the state file; a failure is not fatal (the records
 // stay in memory) and is retried on the next change.
-func (s *BackoffStore) saveLocked() {
-	if s.path == "" {
-		return
+func (h *History) saveLocked() error {
+	if h.path == "" {
+		return nil
 	}
-	recs := make(map[string]backoffRecord, len(s.recs))
-	for k, c := range s.recs {
-		recs[k] = backoffRecord{LastExit: c.lastExit, Deadline: c.deadline, Delay: c.delay}
-	}
-	b, err := json.Marshal(recs)
+	b, err := json.Marshal(historyFile{Version: historyVersion, Pods: h.persisted()})
 	if err != nil {
-		return
+		return err
 	}
-	dir := filepath.Dir(s.path)
-	_ = os.MkdirAll(dir, 0o755)
-	tmp, err := os.CreateTemp(dir, ".backoff-*.tmp")
+	dir := filepath.Dir(h.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".containers-*.tmp")
 	if err != nil {
-		return
+		return err
 	}
-	if _, err := tmp.Write(b); err != nil || tmp.Sync() != nil || tmp.Close() != nil {
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
 		os.Remove(tmp.Name())
-		return
+		return err
 	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
 		os.Remove(tmp.Name())
+		return err
 	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), h.path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }

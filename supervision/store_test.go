@@ -7,47 +7,113 @@ import (
 	"time"
 )
 
-// The curve goes on across a restart of actorlet: 10 s, 20 s, then — read
-// back from the state file — 40 s.
-func TestBackoffStoreSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "backoff.json")
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := NewBackoffStore(DefaultBackoffPolicy(), path)
+// The records survive a restart of actorlet: read back from the state
+// file, the curve goes on.
+func TestHistorySurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "containers.json")
+	p := DefaultBackoffPolicy()
+	h, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := Key("uid", "app", "h1")
-	if d := s.RestartAt(k, "a", t0, t0.Add(time.Second)).Sub(t0.Add(time.Second)); d != 10*time.Second {
-		t.Fatalf("first delay %v", d)
-	}
-	if d := s.RestartAt(k, "b", t0, t0.Add(time.Second)).Sub(t0.Add(time.Second)); d != 20*time.Second {
-		t.Fatalf("second delay %v", d)
-	}
-	s2, err := NewBackoffStore(DefaultBackoffPolicy(), path)
+	var r ContainerRecord
+	r = p.Restart(p.Observe(r, Exit{ContainerID: "a", Hash: "h1", FinishedAt: t0, ExitCode: 1, Reason: "Error"}), t0)
+	r = p.Observe(r, Exit{ContainerID: "b", Hash: "h1", RestartCount: 1, FinishedAt: t0.Add(time.Second), ExitCode: 1, Reason: "Error"})
+	h.Put("uid", map[string]ContainerRecord{"app": r})
+	h2, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := s2.RestartAt(k, "b", t0, t0.Add(time.Second)).Sub(t0.Add(time.Second)); d != 20*time.Second {
-		t.Fatalf("the same exit after restart: %v, want its 20 s again", d)
+	got, ok := h2.Pod("uid")["app"]
+	if !ok || !got.Equal(r) {
+		t.Fatalf("read back %+v, want %+v", got, r)
 	}
-	if d := s2.RestartAt(k, "c", t0, t0.Add(time.Second)).Sub(t0.Add(time.Second)); d != 40*time.Second {
-		t.Fatalf("next exit after restart: %v, want 40 s", d)
+	if d := p.Observe(p.Restart(got, got.RestartAt), Exit{ContainerID: "c", Hash: "h1", FinishedAt: t0.Add(time.Minute)}).Delay(); d != 20*time.Second {
+		t.Fatalf("next exit after the restart: %v, want 20 s", d)
 	}
-	s2.Forget("uid")
-	s3, _ := NewBackoffStore(DefaultBackoffPolicy(), path)
-	if d := s3.RestartAt(k, "d", t0, t0.Add(time.Second)).Sub(t0.Add(time.Second)); d != 10*time.Second {
-		t.Fatalf("after Forget: %v, want a fresh 10 s", d)
-	}
-}
-
-func TestBackoffStoreRejectsCorruptFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "backoff.json")
-	if err := writeFile(path, "{not json"); err != nil {
+	h2.Forget("uid")
+	h3, err := NewHistory(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewBackoffStore(DefaultBackoffPolicy(), path); err == nil {
-		t.Fatal("a corrupt state file gave no error")
+	if recs := h3.Pod("uid"); len(recs) != 0 {
+		t.Fatalf("after Forget: %+v", recs)
 	}
 }
 
-func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+func TestHistoryRejectsCorruptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "containers.json")
+	for _, content := range []string{"{not json", `{"version": 7, "pods": {}}`} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewHistory(path); err == nil {
+			t.Errorf("%q gave no error", content)
+		}
+	}
+}
+
+// The back-off file of older versions is still read: its deadlines stay,
+// the next delays follow the curve from the recorded one, and it is
+// replaced by the new file.
+func TestHistoryReadsTheOldBackoffFile(t *testing.T) {
+	dir := t.TempDir()
+	old, path := filepath.Join(dir, "n1.backoff.json"), filepath.Join(dir, "n1.containers.json")
+	deadline := t0.Add(21 * time.Second)
+	content := `{"uid/app/h1":{"lastExit":"b","deadline":"` + deadline.Format(time.RFC3339Nano) + `","delay":20000000000},` +
+		`"uid/app/h0":{"lastExit":"z","deadline":"` + t0.Add(-time.Hour).Format(time.RFC3339Nano) + `","delay":10000000000}}`
+	if err := os.WriteFile(old, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHistory(path, WithLegacyBackoffFile(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := h.Pod("uid")["app"]
+	if !ok || r.Exit.ContainerID != "b" || !r.RestartAt.Equal(deadline) || r.Exit.Known() {
+		t.Fatalf("imported %+v", r)
+	}
+	p := DefaultBackoffPolicy()
+	// The same exit, seen again: its deadline stays.
+	r = p.Observe(r, Exit{ContainerID: "b", Hash: "h1", RestartCount: 2, FinishedAt: t0.Add(time.Second), ExitCode: 1})
+	if !r.RestartAt.Equal(deadline) || !r.Exit.Known() {
+		t.Fatalf("the old exit seen again: %+v", r)
+	}
+	r = p.Restart(r, deadline)
+	if d := p.Observe(r, Exit{ContainerID: "c", Hash: "h1", FinishedAt: deadline.Add(time.Second)}).Delay(); d != 40*time.Second {
+		t.Fatalf("next exit: %v, want 40 s (after the old file's 20 s)", d)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("old file still there: %v", err)
+	}
+	h2, err := NewHistory(path, WithLegacyBackoffFile(old))
+	if err != nil || h2.Pod("uid")["app"].Exit.ContainerID != "b" {
+		t.Fatalf("new file: %+v, %v", h2.Pod("uid"), err)
+	}
+}
+
+// What a record holds in memory only (the instance seen running) is not
+// written: a Put that changes only that writes nothing.
+func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "containers.json")
+	h, err := NewHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Put("uid", map[string]ContainerRecord{"app": {Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a record of a running instance only was written: %v", err)
+	}
+	if got := h.Pod("uid")["app"].Seen.ContainerID; got != "a" {
+		t.Fatalf("kept in memory: %q", got)
+	}
+	exit := Exit{ContainerID: "a", RestartCount: 3, FinishedAt: t0, ExitCode: 1}
+	h.Put("uid", map[string]ContainerRecord{"app": {Exit: exit, Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	h2, err := NewHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h2.Pod("uid")["app"]; r.Exit.ContainerID != "a" || r.Seen.ContainerID != "" {
+		t.Fatalf("read back %+v: want the exit, not the instance seen", r)
+	}
+}

@@ -177,12 +177,16 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 		return nil, err
 	}
 	e.rootDir = dir
+	hist, _ := supervision.NewHistory("") // in memory: cannot fail
 	cfg := actors.Config{
 		NodeName: name, Runtime: rt, HostSource: true, PodInfraImage: node.DefaultPodInfraImage,
 		Spec: podsync.SpecOptions{RootDir: dir},
 		// No restart during the benchmark: the end-to-end run kills
-		// containers and counts exactly one pod message per death.
-		Backoff: supervision.BackoffPolicy{Initial: time.Hour, Max: time.Hour, ResetAfter: supervision.DefaultBackoffResetAfter},
+		// containers and counts exactly one pod message per death. A first
+		// exit restarts at once (the kubelet's curve), so each container's
+		// back-off is armed below, as if it had been restarted once.
+		Backoff: supervision.BackoffPolicy{Initial: time.Hour, Max: time.Hour},
+		History: hist,
 		Clock:   quietClock{quiet: &e.quiet},
 	}
 	if withMetrics {
@@ -232,6 +236,12 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 			return nil, r.Err
 		}
 		e.UIDs = append(e.UIDs, r.UID)
+	}
+	armed := time.Now()
+	for i, uid := range e.UIDs {
+		c := &e.Pods[i].Spec.Containers[0]
+		hist.Put(string(uid), map[string]supervision.ContainerRecord{c.Name: {
+			Backoff: supervision.BackoffEntry{Hash: podsync.ContainerHash(c), Delay: time.Hour, LastUpdate: armed}}})
 	}
 	deadline := time.Now().Add(timeout)
 	for e.running.Load() < int64(pods) {

@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
 
 // A small run of the whole benchmark: every number it reports is sane.
@@ -35,5 +38,28 @@ func TestQuietClock(t *testing.T) {
 	case <-fired:
 	case <-time.After(5 * time.Second):
 		t.Fatal("short timer did not fire")
+	}
+}
+
+// The end-to-end run counts one pod message per death: a killed container
+// is not restarted during the benchmark (its back-off is armed at start).
+func TestKilledContainersAreNotRestarted(t *testing.T) {
+	e, err := Start("bench-norestart", 5, false, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Kill(5, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // a restart would be at once
+	creates := 0
+	for _, c := range e.RT.Calls() {
+		if c.Method == fake.MethodCreate && strings.HasPrefix(c.Arg, "actorlet_app_") {
+			creates++
+		}
+	}
+	if creates != 5 {
+		t.Errorf("%d app creates, want 5 (no restart after the kills)", creates)
 	}
 }

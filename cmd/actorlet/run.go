@@ -95,8 +95,8 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is not healthy: down, silent or unconfirmed; or with --runtime-events=false)")
 	fl.BoolVar(&f.events, "runtime-events", true, "follow Docker's event stream so a container's death is seen in milliseconds (a broken or silent stream is resubscribed)")
 	fl.DurationVar(&f.eventRelist, "event-relist-period", actors.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
-	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff delay before the first restart (doubles per exit; 0 with --backoff-max 0 restarts at once)")
-	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff cap")
+	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff: the first non-zero delay (a container's first exit restarts at once, the next waits this long, doubling per exit up to --backoff-max, as the kubelet; both 0: always restart at once)")
+	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff: the longest delay; the back-off resets when an exit comes more than twice this after the last restart")
 	fl.IntVar(&f.maxRestarts, "max-pod-restarts", supervision.DefaultMaxRestarts, "a pod actor that panics is restarted at most this many times within --pod-restart-window; past that its pod is Failed (reason PodActorFailed) until its spec changes")
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
 	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", actors.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
@@ -192,12 +192,16 @@ func run(ctx context.Context, f runFlags) error {
 	m := metrics.New(reg)
 	instrumented := metrics.InstrumentRuntime(rt, m)
 
-	// CrashLoopBackOff records survive a restart of the agent in a small
-	// state file next to the node lock (restart counts are in labels).
-	policy := supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax, ResetAfter: supervision.DefaultBackoffResetAfter}
-	backoffs, err := supervision.NewBackoffStore(policy, filepath.Join(rootDir, "nodes", f.nodeName+".backoff.json"))
+	// Each container's last exit and CrashLoopBackOff survive a restart of
+	// the agent in a small state file next to the node lock (restart
+	// counts are also in labels); the back-off file of older versions is
+	// read once and replaced.
+	policy := supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax}
+	nodes := filepath.Join(rootDir, "nodes")
+	history, err := supervision.NewHistory(filepath.Join(nodes, f.nodeName+".containers.json"),
+		supervision.WithLegacyBackoffFile(filepath.Join(nodes, f.nodeName+".backoff.json")))
 	if err != nil {
-		log.Warn("CrashLoopBackOff state unreadable; starting with none", zap.Error(err))
+		log.Warn("container history unreadable; starting with none", zap.Error(err))
 	}
 	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
 	cfg := actors.Config{
@@ -214,7 +218,7 @@ func run(ctx context.Context, f runFlags) error {
 			return f.eventRelist
 		}(),
 		Backoff:        policy,
-		Backoffs:       backoffs,
+		History:        history,
 		MaxPodRestarts: f.maxRestarts, PodRestartWindow: f.restartWindow,
 		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
 		Logger: log,

@@ -1,32 +1,25 @@
 // Package podsync is the pure core of a pod actor: from a pod's spec, the
-// containers the runtime has for it and the time, it computes what to do
-// (Compute) and what the pod's status is (Status). It makes no runtime
-// calls and keeps no state; the backoff record it consults is passed in.
-// The shape follows the kubelet's computePodActions: a plan, then steps.
+// containers the runtime has for it, the node's record of their last exits
+// and the time, it computes what to do (Compute) and what the pod's status
+// is (Status). It makes no runtime calls, takes no lock, touches no disk
+// and keeps no state: the records come in as data, and the plan returns
+// them updated for the shell to keep. The shape follows the kubelet's
+// computePodActions: a plan, then steps.
 package podsync
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
 )
-
-// Backoff answers when an exited container may be replaced
-// (CrashLoopBackOff). Implementations must be idempotent per exited
-// instance ID: asking twice about the same exit gives the same answer.
-type Backoff interface {
-	RestartAt(pod *v1.Pod, name string, dead runtimeadapter.Container) time.Time
-}
-
-// NoBackoff restarts at once.
-type NoBackoff struct{}
-
-// RestartAt returns the zero time.
-func (NoBackoff) RestartAt(*v1.Pod, string, runtimeadapter.Container) time.Time { return time.Time{} }
 
 // Input is everything Compute looks at.
 type Input struct {
@@ -38,7 +31,16 @@ type Input struct {
 	// attempts, running or not.
 	Containers []runtimeadapter.Container
 	Now        time.Time
-	Backoff    Backoff // nil means NoBackoff
+	// Backoff is the CrashLoopBackOff policy (the zero value restarts at
+	// once).
+	Backoff supervision.BackoffPolicy
+	// History is the node's record of the pod's containers by container
+	// name: the last exit of each and its CrashLoopBackOff. An exit is
+	// remembered after its instance is removed (`docker rm`, GC) and
+	// across restarts of the agent, so completed work is not run again and
+	// restart counts go on. Compute only reads it (it may be shared);
+	// Plan.Records is the history after the plan.
+	History map[string]supervision.ContainerRecord
 	// Unhealthy lists running container instances (by ID) whose liveness
 	// or startup probe failed, with the grace to kill them with (the
 	// probe's terminationGracePeriodSeconds, else the pod's). They are
@@ -98,6 +100,12 @@ type Plan struct {
 	Done bool
 	// Terminated: the pod was removed and none of its containers is left.
 	Terminated bool
+	// Records is the pod's container history after this plan: Input.History
+	// with the exits the plan saw and the restarts it decided.
+	// RecordsChanged says it differs from Input.History: the shell keeps
+	// it (the node's state file), and passes it to Status.
+	Records        map[string]supervision.ContainerRecord
+	RecordsChanged bool
 }
 
 // Empty reports whether the plan has no runtime work.
@@ -121,10 +129,31 @@ const (
 	ReasonUnhealthy      = "Unhealthy"
 )
 
+// A start that failed, as the kubelet shows it on containerd (whose CRI
+// reports such a container exited with this code and reason).
+const (
+	ReasonStartError   = "StartError"
+	ExitCodeStartError = 128
+)
+
 // LabelSandboxID, on init containers, names the sandbox they ran in.
 const LabelSandboxID = "io.actorlet.sandbox.id"
 
 func isLive(c *runtimeadapter.Container) bool { return c.State != runtimeadapter.StateExited }
+
+// Adoptable is the one adoption rule: a container that was created and
+// never started (a crash or a lost answer between create and start) is
+// started instead of creating another. One whose start failed (the
+// runtime's Error is set) has had its attempt: it is never started again.
+func Adoptable(c *runtimeadapter.Container) bool {
+	return c.State == runtimeadapter.StateUnknown && c.RawState == "created" && c.Error == ""
+}
+
+// startFailed: the runtime tried to start c and could not (Docker leaves
+// it created, with State.Error).
+func startFailed(c *runtimeadapter.Container) bool {
+	return c.State == runtimeadapter.StateUnknown && c.RawState == "created" && c.Error != ""
+}
 
 // byNewest orders instances newest attempt first (restart count label,
 // then creation time, then ID for determinism).
@@ -141,9 +170,14 @@ func byNewest(cs []runtimeadapter.Container) {
 	})
 }
 
+// restarts is an instance's restart count label (0 when it does not
+// parse, as ParseMeta reads it).
 func restarts(c *runtimeadapter.Container) int {
-	m, _ := runtimeadapter.ParseMeta(c.Labels)
-	return m.RestartCount
+	n, err := strconv.Atoi(c.Labels[runtimeadapter.LabelRestartCount])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func grace(c *runtimeadapter.Container) time.Duration {
@@ -159,6 +193,9 @@ type grouped struct {
 	names     []string // app names seen, sorted
 	inits     map[string][]runtimeadapter.Container
 	initNames []string // init container names seen, sorted
+	// recorded: instances that are no longer in the runtime, shown from
+	// their recorded exit (by ID). They are never killed nor removed.
+	recorded map[string]bool
 }
 
 func group(cs []runtimeadapter.Container) grouped {
@@ -194,6 +231,190 @@ func group(cs []runtimeadapter.Container) grouped {
 	sort.Strings(g.names)
 	sort.Strings(g.initNames)
 	return g
+}
+
+// view groups a pod's containers as the plan and the status reason about
+// them: the runtime's listing, where an app or init container whose start
+// failed is an exit (asStartError), plus the recorded last exit of each
+// spec container whose instance is gone from the runtime.
+func view(pod *v1.Pod, cs []runtimeadapter.Container, recs map[string]supervision.ContainerRecord) grouped {
+	listed, copied := cs, false
+	for i := range cs {
+		if startFailed(&cs[i]) && cs[i].Labels[runtimeadapter.LabelContainerType] != string(runtimeadapter.TypeSandbox) {
+			if !copied { // never modify the caller's listing
+				listed, copied = append([]runtimeadapter.Container(nil), cs...), true
+			}
+			c := &listed[i]
+			finished := c.CreatedAt
+			if r, ok := recs[c.Labels[runtimeadapter.LabelContainerName]]; ok && r.Exit.ContainerID == c.ID && !r.Exit.FinishedAt.IsZero() {
+				finished = r.Exit.FinishedAt
+			}
+			*c = asStartError(*c, finished)
+		}
+	}
+	g := group(listed)
+	if pod == nil || len(recs) == 0 {
+		return g
+	}
+	present := make(map[string]bool, len(cs))
+	for i := range cs {
+		present[cs[i].ID] = true
+	}
+	kinds := map[string]runtimeadapter.ContainerType{}
+	for _, c := range pod.Spec.InitContainers {
+		kinds[c.Name] = runtimeadapter.TypeInit
+	}
+	for _, c := range pod.Spec.Containers {
+		kinds[c.Name] = runtimeadapter.TypeApp
+	}
+	for name, r := range recs {
+		typ := runtimeadapter.TypeApp
+		if r.Exit.Init {
+			typ = runtimeadapter.TypeInit
+		}
+		if !r.Exit.Known() || present[r.Exit.ContainerID] || kinds[name] != typ {
+			continue
+		}
+		if g.recorded == nil {
+			g.recorded = map[string]bool{}
+		}
+		g.recorded[r.Exit.ContainerID] = true
+		c := recordedInstance(pod, name, typ, r.Exit)
+		if typ == runtimeadapter.TypeInit {
+			if _, ok := g.inits[name]; !ok {
+				g.initNames = append(g.initNames, name)
+			}
+			g.inits[name] = append(g.inits[name], c)
+			byNewest(g.inits[name])
+		} else {
+			if _, ok := g.apps[name]; !ok {
+				g.names = append(g.names, name)
+			}
+			g.apps[name] = append(g.apps[name], c)
+			byNewest(g.apps[name])
+		}
+	}
+	sort.Strings(g.names)
+	sort.Strings(g.initNames)
+	return g
+}
+
+// asStartError shows a container whose start failed as the kubelet shows
+// one on containerd: exited with code 128, reason StartError and the
+// runtime's message. It never ran (no start time); Docker gives it no
+// finish time either, so it finished when actorlet first saw the failure
+// (the recorded exit's), else when it was created.
+func asStartError(c runtimeadapter.Container, finished time.Time) runtimeadapter.Container {
+	c.State = runtimeadapter.StateExited
+	c.ExitCode, c.Reason = ExitCodeStartError, ReasonStartError
+	c.StartedAt, c.FinishedAt = time.Time{}, finished
+	return c
+}
+
+// recordedInstance is the exited instance a recorded exit stands for, as
+// if it were still listed.
+func recordedInstance(pod *v1.Pod, name string, typ runtimeadapter.ContainerType, e supervision.Exit) runtimeadapter.Container {
+	labels := runtimeadapter.Meta{
+		PodUID: string(pod.UID), PodName: pod.Name, PodNamespace: pod.Namespace, ContainerName: name,
+		Type: typ, Hash: e.Hash, RestartCount: e.RestartCount, GracePeriod: GracePeriod(pod),
+	}.Labels()
+	if typ == runtimeadapter.TypeInit {
+		labels[LabelSandboxID] = e.SandboxID
+	}
+	created := e.StartedAt
+	if created.IsZero() {
+		created = e.FinishedAt
+	}
+	return runtimeadapter.Container{
+		ID: e.ContainerID, Labels: labels, State: runtimeadapter.StateExited,
+		ExitCode: e.ExitCode, Reason: e.Reason, Error: e.Message,
+		CreatedAt: created, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
+	}
+}
+
+// exitOf is the exit record of an exited instance (as view shows it).
+func exitOf(c *runtimeadapter.Container) supervision.Exit {
+	return supervision.Exit{
+		ContainerID: c.ID, Init: c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeInit),
+		SandboxID: c.Labels[LabelSandboxID], Hash: labelHash(c), RestartCount: restarts(c),
+		ExitCode: c.ExitCode, Reason: c.Reason, Message: c.Error,
+		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+	}
+}
+
+// history is the pod's records as a plan updates them: copied on the
+// first change, so Input.History is never modified.
+type history struct {
+	policy  supervision.BackoffPolicy
+	recs    map[string]supervision.ContainerRecord
+	changed bool
+}
+
+func (h *history) set(name string, r supervision.ContainerRecord) {
+	if old, ok := h.recs[name]; ok && old.Equal(r) {
+		return
+	}
+	if !h.changed {
+		h.recs = maps.Clone(h.recs)
+		if h.recs == nil {
+			h.recs = map[string]supervision.ContainerRecord{}
+		}
+		h.changed = true
+	}
+	h.recs[name] = r
+}
+
+// observe records the newest exit of each spec container the runtime
+// shows (a start that failed included), unless the record already holds
+// a newer one (whose instance was removed).
+func (h *history) observe(in Input) {
+	raw := group(in.Containers)
+	names := make([]string, 0, len(in.Pod.Spec.InitContainers)+len(in.Pod.Spec.Containers))
+	insts := map[string][]runtimeadapter.Container{}
+	for _, c := range in.Pod.Spec.InitContainers {
+		names, insts[c.Name] = append(names, c.Name), raw.inits[c.Name]
+	}
+	for _, c := range in.Pod.Spec.Containers {
+		names, insts[c.Name] = append(names, c.Name), raw.apps[c.Name]
+	}
+	for _, name := range names {
+		rec, ok := h.recs[name]
+		if lost := rec.Seen.ContainerID; lost != "" && lost != rec.Exit.ContainerID && !slices.ContainsFunc(insts[name],
+			func(c runtimeadapter.Container) bool { return c.ID == lost || restarts(&c) > rec.Seen.RestartCount }) {
+			// The newest instance seen running is gone and no exit of it
+			// was seen: it was removed while running.
+			rec = h.policy.Observe(rec, rec.LostExit(in.Now))
+			h.set(name, rec)
+		}
+		if len(insts[name]) == 0 {
+			continue
+		}
+		latest := insts[name][0]
+		same := ok && rec.Exit.ContainerID == latest.ID
+		if ok && !same && rec.Exit.RestartCount > restarts(&latest) {
+			continue // the record's exit is newer; its instance is gone
+		}
+		switch {
+		case startFailed(&latest):
+			finished := in.Now // the first time the failure is seen
+			if same && !rec.Exit.FinishedAt.IsZero() {
+				finished = rec.Exit.FinishedAt
+			}
+			latest = asStartError(latest, finished)
+		case latest.State == runtimeadapter.StateRunning:
+			if rec.Seen.ContainerID != latest.ID {
+				rec.Seen = supervision.Exit{ContainerID: latest.ID, Init: exitOf(&latest).Init, SandboxID: latest.Labels[LabelSandboxID],
+					Hash: labelHash(&latest), RestartCount: restarts(&latest), StartedAt: latest.StartedAt}
+				h.set(name, rec)
+			}
+			continue
+		case latest.State != runtimeadapter.StateExited:
+			continue
+		case latest.FinishedAt.IsZero(): // the runtime did not say (a listing without inspect)
+			latest.FinishedAt = in.Now
+		}
+		h.set(name, h.policy.Observe(rec, exitOf(&latest)))
+	}
 }
 
 // initsOf returns the instances of init container name that ran in the
@@ -235,8 +456,10 @@ func ShouldRestart(policy v1.RestartPolicy, exitCode int) bool {
 
 // Compute returns the plan for in. It is pure: same input, same plan.
 func Compute(in Input) Plan {
-	p := compute(in)
+	h := &history{policy: in.Backoff, recs: in.History}
+	p := compute(in, h)
 	p.Remove = uniqueByID(p.Remove)
+	p.Records, p.RecordsChanged = h.recs, h.changed
 	return p
 }
 
@@ -272,17 +495,14 @@ func uniqueByID(cs []runtimeadapter.Container) []runtimeadapter.Container {
 	return out
 }
 
-func compute(in Input) Plan {
+func compute(in Input, h *history) Plan {
 	p := Plan{Waiting: map[string]Waiting{}}
-	g := group(in.Containers)
 	if in.Pod == nil {
-		return removal(g)
+		return removal(group(in.Containers))
 	}
+	h.observe(in)
+	g := view(in.Pod, in.Containers, h.recs)
 	pod := in.Pod
-	bo := in.Backoff
-	if bo == nil {
-		bo = NoBackoff{}
-	}
 	podGrace := GracePeriod(pod)
 	spec := map[string]*v1.Container{}
 	for i := range pod.Spec.Containers {
@@ -361,8 +581,7 @@ func compute(in Input) Plan {
 		}
 		// A sandbox created but never started (a crash or a lost answer
 		// between create and start) is adopted, not replaced.
-		adopt := sb != nil && sb.State == runtimeadapter.StateUnknown && sb.RawState == "created" &&
-			labelHash(sb) == SandboxHash(pod)
+		adopt := sb != nil && Adoptable(sb) && labelHash(sb) == SandboxHash(pod)
 		for _, s := range g.sandboxes {
 			if isLive(&s) && !(adopt && s.ID == sb.ID) {
 				p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonSandboxChanged})
@@ -405,7 +624,7 @@ func compute(in Input) Plan {
 			p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonDuplicate})
 		}
 	}
-	if !p.initContainers(in, g, sb, bo) {
+	if !p.initContainers(in, g, sb, h) {
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)
 		}
@@ -435,7 +654,7 @@ func compute(in Input) Plan {
 				p.kill(Kill{Container: latest, Grace: g, Reason: ReasonUnhealthy})
 			}
 		case latest.State == runtimeadapter.StateUnknown:
-			if latest.RawState == "created" && !changed {
+			if Adoptable(&latest) && !changed {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest), Reason: ReasonAdopt, AdoptID: latest.ID})
 			} else if changed {
 				p.kill(Kill{Container: latest, Grace: podGrace, Reason: ReasonSpecChanged})
@@ -450,7 +669,7 @@ func compute(in Input) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
 				break
 			}
-			p.restartAfterBackoff(in, bo, c.Name, latest, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart})
+			p.restartAfterBackoff(in, h, c.Name, latest, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart})
 		}
 	}
 	if in.GC {
@@ -460,20 +679,27 @@ func compute(in Input) Plan {
 }
 
 // restartAfterBackoff starts next now if the CrashLoopBackOff deadline of
-// the exited instance dead has passed, else records the wait and the
-// requeue time.
-func (p *Plan) restartAfterBackoff(in Input, bo Backoff, name string, dead runtimeadapter.Container, next Start) {
-	if dead.FinishedAt.IsZero() {
-		dead.FinishedAt = in.Now
+// the exited instance dead (the recorded exit) has passed, recording the
+// restart (the back-off advances), else records the wait and the requeue
+// time.
+func (p *Plan) restartAfterBackoff(in Input, h *history, name string, dead runtimeadapter.Container, next Start) {
+	rec := h.recs[name]
+	if rec.Exit.ContainerID != dead.ID { // observe records every newest exit; be safe
+		if dead.FinishedAt.IsZero() {
+			dead.FinishedAt = in.Now
+		}
+		rec = h.policy.Observe(rec, exitOf(&dead))
 	}
-	at := bo.RestartAt(in.Pod, name, dead)
+	at := rec.RestartAt
 	if !in.Now.Before(at) {
 		p.Start = append(p.Start, next)
+		h.set(name, h.policy.Restart(rec, in.Now))
 		return
 	}
+	h.set(name, rec)
 	p.Waiting[name] = Waiting{Reason: ReasonCrashLoop, Message: fmt.Sprintf(
 		"back-off %s restarting failed container=%s pod=%s_%s(%s)",
-		at.Sub(dead.FinishedAt).Round(time.Second), name, in.Pod.Name, in.Pod.Namespace, in.Pod.UID)}
+		rec.Delay().Round(time.Second), name, in.Pod.Name, in.Pod.Namespace, in.Pod.UID)}
 	if p.RequeueAt.IsZero() || at.Before(p.RequeueAt) {
 		p.RequeueAt = at
 	}
@@ -483,7 +709,7 @@ func (p *Plan) restartAfterBackoff(in Input, bo Backoff, name string, dead runti
 // one at a time, in order, each to exit 0; a failure is retried after
 // CrashLoopBackOff (restartPolicy Never: see podDone). It reports whether
 // every init container has succeeded, so the app containers may run.
-func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container, bo Backoff) bool {
+func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container, h *history) bool {
 	pod := in.Pod
 	for _, ic := range pod.Spec.InitContainers {
 		insts := g.initsOf(ic.Name, sb.ID)
@@ -501,7 +727,7 @@ func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container,
 		case runtimeadapter.StateRunning:
 			return false // wait for it to finish
 		case runtimeadapter.StateUnknown:
-			if latest.RawState == "created" {
+			if Adoptable(&latest) {
 				p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: restarts(&latest), Reason: ReasonAdopt, AdoptID: latest.ID})
 			}
 			return false
@@ -512,7 +738,7 @@ func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container,
 		if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 			return false // podDone makes the pod Failed
 		}
-		p.restartAfterBackoff(in, bo, ic.Name, latest, Start{Name: ic.Name, Init: true, Restarts: g.nextAttempt(ic.Name), Reason: ReasonRestart})
+		p.restartAfterBackoff(in, h, ic.Name, latest, Start{Name: ic.Name, Init: true, Restarts: g.nextAttempt(ic.Name), Reason: ReasonRestart})
 		return false
 	}
 	return true
@@ -544,10 +770,11 @@ func removal(g grouped) Plan {
 	return p
 }
 
-// olderDead lists exited instances nobody needs: for each spec container
-// every exited instance but the newest exited one (kept for
-// `logs --previous` and lastState), and
-// every exited sandbox but the newest.
+// olderDead lists exited instances nobody needs (a start that failed is
+// one): for each spec container every exited instance but the newest
+// exited one (kept for `logs --previous` and lastState), and
+// every exited sandbox but the newest. Recorded exits whose instance is
+// gone are not in the runtime to remove.
 func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	var out []runtimeadapter.Container
 	for _, c := range pod.Spec.Containers {
@@ -556,7 +783,7 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 			if inst.State != runtimeadapter.StateExited {
 				continue
 			}
-			if keptDead {
+			if keptDead && !g.recorded[inst.ID] {
 				out = append(out, inst)
 			}
 			keptDead = true
@@ -564,7 +791,7 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	}
 	for _, name := range g.initNames {
 		for i, inst := range g.inits[name] {
-			if i > 0 && inst.State == runtimeadapter.StateExited {
+			if i > 0 && inst.State == runtimeadapter.StateExited && !g.recorded[inst.ID] {
 				out = append(out, inst)
 			}
 		}
@@ -621,12 +848,12 @@ func labelHash(c *runtimeadapter.Container) string {
 func HasGarbage(pod *v1.Pod, cs []runtimeadapter.Container) bool {
 	exited := 0
 	for i := range cs {
-		if cs[i].State == runtimeadapter.StateExited {
+		if cs[i].State == runtimeadapter.StateExited || startFailed(&cs[i]) {
 			exited++
 		}
 	}
 	if exited < 2 {
 		return false // olderDead keeps the newest exited instance of each
 	}
-	return len(olderDead(pod, group(cs))) > 0
+	return len(olderDead(pod, view(pod, cs, nil))) > 0
 }

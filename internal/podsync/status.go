@@ -12,7 +12,9 @@ import (
 const ContainerIDScheme = "docker://"
 
 // Status computes the pod's status from its spec, its containers and the
-// plan last computed for them (for waiting reasons). Phase follows the
+// plan last computed for them (for waiting reasons, and the recorded exits
+// of containers whose instance is gone, which show as they last were; a
+// start that failed shows as terminated with StartError). Phase follows the
 // kubelet's rules: any container that has never run makes the pod Pending;
 // otherwise a running container makes it Running; with all stopped,
 // restartPolicy decides between Running (Always, or OnFailure with a
@@ -35,7 +37,7 @@ type Probes struct {
 // a container's ready (and so ContainersReady and Ready), the startup probe
 // its started.
 func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, probes Probes) v1.PodStatus {
-	g := group(containers)
+	g := view(pod, containers, plan.Records)
 	st := v1.PodStatus{}
 	var sb *runtimeadapter.Container
 	if len(g.sandboxes) > 0 {
@@ -186,6 +188,7 @@ func terminated(c *runtimeadapter.Container) *v1.ContainerStateTerminated {
 	return &v1.ContainerStateTerminated{
 		ExitCode:    int32(c.ExitCode),
 		Reason:      reason,
+		Message:     c.Error,
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
 		ContainerID: ContainerIDScheme + c.ID,

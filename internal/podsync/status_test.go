@@ -1,12 +1,16 @@
 package podsync
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
 )
 
 func TestStatusPhase(t *testing.T) {
@@ -33,7 +37,7 @@ func TestStatusPhase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: t0.Add(5 * 60e9), Backoff: fixedBackoff(1e12)})
+			plan := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: t0.Add(5 * 60e9), Backoff: policy, History: armed(tt.cs, 1e12)})
 			st := Status(tt.pod, tt.cs, plan)
 			if st.Phase != tt.wantPhase {
 				t.Errorf("phase %s, want %s", st.Phase, tt.wantPhase)
@@ -55,7 +59,7 @@ func TestContainerStatusCrashLoop(t *testing.T) {
 	pod := testPod(v1.RestartPolicyAlways, "app")
 	cs := []runtimeadapter.Container{inst(pod, "POD", 0, runtimeadapter.StateRunning, 0),
 		inst(pod, "app", 1, runtimeadapter.StateExited, 3), inst(pod, "app", 0, runtimeadapter.StateExited, 3)}
-	plan := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(61e9), Backoff: fixedBackoff(300e9)})
+	plan := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(61e9), Backoff: policy, History: armed(cs, 300e9)})
 	st := Status(pod, cs, plan)
 	c := st.ContainerStatuses[0]
 	if c.State.Waiting == nil || c.State.Waiting.Reason != "CrashLoopBackOff" {
@@ -143,5 +147,93 @@ func TestProbesInPlanAndStatus(t *testing.T) {
 	st = StatusWith(pod, cs, plan, Probes{Started: map[string]bool{"app-0": true}})
 	if c := st.ContainerStatuses[0]; c.Started == nil || !*c.Started || !c.Ready {
 		t.Errorf("startup passed: started %v ready %v, want true, true", c.Started, c.Ready)
+	}
+}
+
+// Containers whose instance is gone show from the node's record of their
+// last exit: terminated as they were (with their container ID), as the
+// last termination of a newer instance, and a start that failed as
+// StartError with exit code 128 and the runtime's message.
+func TestStatusFromRecordedExits(t *testing.T) {
+	R, X, U := runtimeadapter.StateRunning, runtimeadapter.StateExited, runtimeadapter.StateUnknown
+	onFail := testPod(v1.RestartPolicyOnFailure, "a", "b")
+	never := testPod(v1.RestartPolicyNever, "app")
+	always := testPod(v1.RestartPolicyAlways, "app")
+	withInit := initPod(v1.RestartPolicyAlways)
+	sb := func(p *v1.Pod) runtimeadapter.Container { return inst(p, "POD", 0, R, 0) }
+	now := t0.Add(time.Hour)
+	tests := []struct {
+		name  string
+		pod   *v1.Pod
+		cs    []runtimeadapter.Container
+		hist  map[string]supervision.ContainerRecord
+		phase v1.PodPhase
+		check func(v1.PodStatus) string // "" when right
+	}{
+		{"OnFailure: completed and removed, the other running", onFail, []runtimeadapter.Container{sb(onFail), inst(onFail, "b", 0, R, 0)},
+			recorded(inst(onFail, "a", 0, X, 0), 0), v1.PodRunning, func(st v1.PodStatus) string {
+				if c := st.ContainerStatuses[0]; c.State.Terminated == nil || c.State.Terminated.Reason != "Completed" ||
+					c.State.Terminated.ContainerID != "docker://a-0" || c.ContainerID != "docker://a-0" {
+					return fmt.Sprintf("a: %+v", c)
+				}
+				return ""
+			}},
+		{"Never: failed and removed: Failed", never, nil, recorded(inst(never, "app", 0, X, 2), 0), v1.PodFailed, func(st v1.PodStatus) string {
+			if c := st.ContainerStatuses[0]; c.State.Terminated == nil || c.State.Terminated.ExitCode != 2 || !c.State.Terminated.FinishedAt.Equal(&metav1.Time{Time: t0.Add(time.Second)}) {
+				return fmt.Sprintf("app: %+v", c)
+			}
+			return ""
+		}},
+		{"Always: the removed exit is the running one's last state", always, []runtimeadapter.Container{sb(always), inst(always, "app", 4, R, 0)},
+			recorded(inst(always, "app", 3, X, 5), 0), v1.PodRunning, func(st v1.PodStatus) string {
+				c := st.ContainerStatuses[0]
+				if lt := c.LastTerminationState.Terminated; c.RestartCount != 4 || lt == nil || lt.ExitCode != 5 || lt.ContainerID != "docker://app-3" {
+					return fmt.Sprintf("app: %+v", c)
+				}
+				return ""
+			}},
+		{"a completed init container removed in the current sandbox", withInit, []runtimeadapter.Container{sb(withInit), inst(withInit, "init2", 0, X, 0), inst(withInit, "app", 0, R, 0)},
+			recorded(inst(withInit, "init1", 0, X, 0), 0), v1.PodRunning, func(st v1.PodStatus) string {
+				if c := st.InitContainerStatuses[0]; c.State.Terminated == nil || c.State.Terminated.Reason != "Completed" || !c.Ready {
+					return fmt.Sprintf("init1: %+v", c)
+				}
+				for _, c := range st.Conditions {
+					if c.Type == v1.PodInitialized && c.Status != v1.ConditionTrue {
+						return "not Initialized"
+					}
+				}
+				return ""
+			}},
+		{"Never: a start that failed is StartError 128, the pod Failed", never, []runtimeadapter.Container{sb(never), startFailedInst(inst(never, "app", 0, U, 0))},
+			nil, v1.PodFailed, func(st v1.PodStatus) string {
+				c := st.ContainerStatuses[0]
+				term := c.State.Terminated
+				if term == nil || term.Reason != "StartError" || term.ExitCode != 128 || !strings.Contains(term.Message, "/does-not-exist") ||
+					!term.StartedAt.IsZero() || !term.FinishedAt.Equal(&metav1.Time{Time: now}) {
+					return fmt.Sprintf("app: %+v", c)
+				}
+				return ""
+			}},
+		{"Always: a start that failed is the last termination while backing off", always, []runtimeadapter.Container{sb(always), startFailedInst(inst(always, "app", 1, U, 0))},
+			armedAt([]runtimeadapter.Container{inst(always, "app", 1, U, 0)}, 10*time.Second, now.Add(-5*time.Second)), v1.PodRunning, func(st v1.PodStatus) string {
+				c := st.ContainerStatuses[0]
+				if lt := c.LastTerminationState.Terminated; c.RestartCount != 1 || c.State.Waiting == nil || c.State.Waiting.Reason != "CrashLoopBackOff" ||
+					lt == nil || lt.Reason != "StartError" || lt.ExitCode != 128 {
+					return fmt.Sprintf("app: %+v", c)
+				}
+				return ""
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := Compute(Input{Node: node, Pod: tt.pod, Containers: tt.cs, Now: now, Backoff: policy, History: tt.hist})
+			st := Status(tt.pod, tt.cs, plan)
+			if st.Phase != tt.phase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.phase)
+			}
+			if msg := tt.check(st); msg != "" {
+				t.Error(msg)
+			}
+		})
 	}
 }

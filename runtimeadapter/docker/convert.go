@@ -37,7 +37,8 @@ func mapState(raw string) runtimeadapter.State {
 }
 
 // fromInspect converts an inspect response. Fields Docker leaves empty stay
-// zero; Reason is set only for exited containers.
+// zero; Reason is set only for exited containers; Error is Docker's
+// State.Error (why a start failed).
 func fromInspect(in container.InspectResponse) runtimeadapter.Container {
 	var c runtimeadapter.Container
 	if in.ContainerJSONBase != nil {
@@ -51,6 +52,7 @@ func fromInspect(in container.InspectResponse) runtimeadapter.Container {
 			c.ExitCode = s.ExitCode
 			c.StartedAt = parseTime(s.StartedAt)
 			c.FinishedAt = parseTime(s.FinishedAt)
+			c.Error = s.Error // a failed start leaves the container created with this
 			if c.State == runtimeadapter.StateExited {
 				c.Reason = exitReason(s.OOMKilled, s.ExitCode)
 			}

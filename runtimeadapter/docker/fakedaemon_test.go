@@ -45,8 +45,9 @@ type fakeDaemon struct {
 	inspects    map[string]int              // inspect requests by ID
 	inFlight    int                         // inspect requests being answered
 	maxInFlight int
-	pings       int            // answered with 200
-	versions    map[string]int // API version prefix of every other request
+	pings       int               // answered with 200
+	versions    map[string]int    // API version prefix of every other request
+	stateErrors map[string]string // State.Error by ID (a failed start)
 }
 
 func newFakeDaemon(t *testing.T) *fakeDaemon {
@@ -60,7 +61,8 @@ func newFakeDaemon(t *testing.T) *fakeDaemon {
 func (d *fakeDaemon) host() string { return "tcp://" + d.srv.Listener.Addr().String() }
 
 // add lists a managed container of node: running unless status says
-// "Exited (n) ..." (state exited) or "Dead" (state dead).
+// "Exited (n) ..." (state exited), "Dead" (state dead) or "Created" (state
+// created).
 func (d *fakeDaemon) add(node, id, status string, behaviour inspectBehaviour) {
 	state := container.StateRunning
 	switch {
@@ -68,6 +70,8 @@ func (d *fakeDaemon) add(node, id, status string, behaviour inspectBehaviour) {
 		state = container.StateExited
 	case status == "Dead":
 		state = container.StateDead
+	case status == "Created":
+		state = container.StateCreated
 	}
 	meta := runtimeadapter.Meta{Node: node, PodUID: "uid-" + id, PodName: "pod-" + id, PodNamespace: "default",
 		ContainerName: "app", Type: runtimeadapter.TypeApp, Hash: "h1", GracePeriod: time.Second}
@@ -78,6 +82,17 @@ func (d *fakeDaemon) add(node, id, status string, behaviour inspectBehaviour) {
 		State: state, Status: status, Created: 1700000000,
 	})
 	d.inspect[id] = behaviour
+}
+
+// failStart makes a created container look as Docker leaves one whose
+// start failed: still created, exit code 127 and State.Error msg.
+func (d *fakeDaemon) failStart(id, msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stateErrors == nil {
+		d.stateErrors = map[string]string{}
+	}
+	d.stateErrors[id] = msg
 }
 
 func (d *fakeDaemon) setInspect(id string, b inspectBehaviour) {
@@ -145,6 +160,7 @@ func (d *fakeDaemon) serveInspect(w http.ResponseWriter, r *http.Request, id str
 	d.inFlight++
 	d.maxInFlight = max(d.maxInFlight, d.inFlight)
 	b := d.inspect[id]
+	stateErr := d.stateErrors[id]
 	var s *container.Summary
 	for i := range d.containers {
 		if d.containers[i].ID == id {
@@ -165,7 +181,11 @@ func (d *fakeDaemon) serveInspect(w http.ResponseWriter, r *http.Request, id str
 	case b == inspectFail:
 		writeAPIError(w, http.StatusInternalServerError, "fake daemon: inspect failed")
 	default:
-		writeJSON(w, inspectOf(*s))
+		in := inspectOf(*s)
+		if stateErr != "" {
+			in.State.Error, in.State.ExitCode = stateErr, 127
+		}
+		writeJSON(w, in)
 	}
 }
 
@@ -180,7 +200,9 @@ var (
 // status line says.
 func inspectOf(s container.Summary) container.InspectResponse {
 	st := &container.State{Status: s.State, StartedAt: fakeStarted.Format(time.RFC3339Nano), FinishedAt: "0001-01-01T00:00:00Z"}
-	if s.State != container.StateRunning {
+	if s.State == container.StateCreated {
+		st.StartedAt = "0001-01-01T00:00:00Z"
+	} else if s.State != container.StateRunning {
 		st.FinishedAt = fakeFinished.Format(time.RFC3339Nano)
 		st.ExitCode = 3
 		if strings.HasPrefix(s.Status, "Exited (0)") {

@@ -20,6 +20,8 @@ import (
 // cacheEntry is one inspected container, valid while Docker keeps reporting
 // it in rawState. A container can only change its start/finish times, exit
 // code, reason or IP by changing state, so a steady state needs no inspect.
+// The exception is a created container: a start that fails leaves it
+// created and sets its Error, so one without an Error is not cached.
 type cacheEntry struct {
 	rawState  string
 	container runtimeadapter.Container
@@ -132,6 +134,9 @@ func (r *Runtime) cachedInspect(ctx context.Context, s container.Summary, timeou
 		r.mu.Lock()
 		if e, ok := r.cache[s.ID]; ok {
 			c.CreatedAt = e.container.CreatedAt // exact; the list has seconds
+			if e.rawState == s.State {
+				c.Error = e.container.Error // a failed start is never retried for want of it
+			}
 		}
 		r.mu.Unlock()
 		if !cerrdefs.IsNotFound(err) {
@@ -143,6 +148,9 @@ func (r *Runtime) cachedInspect(ctx context.Context, s container.Summary, timeou
 	c := fromInspect(in)
 	c.Labels = copyLabels(s.Labels)
 	r.log.Debug("docker: inspected container", zap.String("id", s.ID), zap.String("state", c.RawState))
+	if c.RawState == container.StateCreated && c.Error == "" {
+		return c // its start may yet fail without a change of state
+	}
 	r.mu.Lock()
 	r.cache[s.ID] = cacheEntry{rawState: c.RawState, container: c}
 	r.mu.Unlock()

@@ -225,3 +225,46 @@ func TestAPIVersionNegotiatedOnceBeforeAnyCall(t *testing.T) {
 		}
 	}
 }
+
+// A start that fails leaves the container created and sets State.Error:
+// no change of state, so a List must not answer from what it cached of the
+// created container before; once the Error is seen, it is cached.
+func TestListSeesAFailedStartOfACreatedContainer(t *testing.T) {
+	t.Parallel()
+	const node = "n-startfail"
+	d := newFakeDaemon(t)
+	d.add(node, "c1", "Created", inspectOK)
+	rt, err := docker.New(docker.WithHost(d.host()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	all := runtimeadapter.ListOptions{Node: node, All: true}
+	ctx := withTimeout(t, time.Minute)
+	res, err := rt.List(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := byID(t, res.Containers)["c1"]; c.RawState != "created" || c.Error != "" {
+		t.Fatalf("created container: %+v", c)
+	}
+	const msg = `failed to create shim task: OCI runtime create failed: exec: "/does-not-exist": stat /does-not-exist: no such file or directory: unknown`
+	d.failStart("c1", msg)
+	res, err = rt.List(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := byID(t, res.Containers)["c1"]
+	if c.RawState != "created" || c.State != runtimeadapter.StateUnknown || c.Error != msg || c.ExitCode != 127 || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+		t.Fatalf("after the failed start: %+v; want created, Error set, exit code 127, no times", c)
+	}
+	if _, err := rt.List(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.inspectCount("c1"); n != 2 {
+		t.Errorf("c1 inspected %d times in three Lists, want 2 (the failed start cached)", n)
+	}
+	if in, err := rt.Inspect(ctx, "c1"); err != nil || in.Error != msg {
+		t.Errorf("Inspect: %+v, %v", in, err)
+	}
+}

@@ -30,12 +30,16 @@ type Behavior struct {
 	// IgnoreSIGTERM: Stop does not end the container at once; it is killed
 	// (exit code 137) when the grace period passes.
 	IgnoreSIGTERM bool
-	// StartError, when set, makes Start fail with an error wrapping it, and
-	// leaves the container exited with code 128 and Reason
-	// "ContainerCannotRun", like a missing executable. (Docker leaves such a
-	// container "created"; the fake reports it exited so the failure is
-	// visible to the PLEG.)
+	// StartError, when set, makes Start fail with an error wrapping it
+	// and leaves the container as Docker leaves one whose command cannot
+	// run: still "created" (StateUnknown), with no start or finish time,
+	// ExitCode StartExitCode and Error the StartError's message; no event
+	// is emitted. Starting it again fails the same way.
 	StartError error
+	// StartExitCode is the exit code Docker records for a failed start:
+	// 127 for a command not found, 126 for one not executable; 0 means
+	// 128, Docker's code for any other start failure.
+	StartExitCode int
 }
 
 // exits reports whether b makes a started container exit on its own.

@@ -199,8 +199,45 @@ func TestStartError(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErrIs(t, rt.Start(ctx, id), boom)
+	// As Docker leaves it: created, no times, exit code 128, the message.
 	c := inspect(t, rt, id)
-	if c.State != runtimeadapter.StateExited || c.ExitCode != 128 || c.Reason != "ContainerCannotRun" {
-		t.Errorf("got %s exit %d reason %q", c.State, c.ExitCode, c.Reason)
+	if c.State != runtimeadapter.StateUnknown || c.RawState != "created" || c.ExitCode != 128 || c.Error != boom.Error() ||
+		c.Reason != "" || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+		t.Errorf("got %+v; want created, exit 128, Error %q, no reason, no times", c, boom.Error())
+	}
+	// Starting it again fails the same way.
+	wantErrIs(t, rt.Start(ctx, id), boom)
+	if c := inspect(t, rt, id); c.RawState != "created" || c.Error != boom.Error() {
+		t.Errorf("after a second start: %+v", c)
+	}
+}
+
+// A failed start emits no event (Docker emits neither start nor die) and
+// takes Behavior.StartExitCode as the exit code.
+func TestStartErrorEmitsNoEventAndTakesItsExitCode(t *testing.T) {
+	rt := New(WithImages(image))
+	boom := errors.New(`exec: "/nope": stat /nope: no such file or directory`)
+	rt.ScriptContainer("broken", Behavior{StartError: boom, StartExitCode: 127})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := rt.Events(ctx, spec("u1", "broken").Labels[runtimeadapter.LabelNode])
+	id, err := rt.Create(ctx, spec("u1", "broken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErrIs(t, rt.Start(ctx, id), boom)
+	if c := inspect(t, rt, id); c.ExitCode != 127 {
+		t.Errorf("exit code %d, want 127", c.ExitCode)
+	}
+	ok, err := rt.Create(ctx, spec("u1", "fine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	// Events come in order: the first one is the start of the good one.
+	if ev := <-events; ev.Kind != runtimeadapter.EventStart || ev.ContainerID != ok {
+		t.Errorf("first event %+v, want the start of %s", ev, ok)
 	}
 }

@@ -32,7 +32,9 @@
 //     *runtimeadapter.NameConflictError carrying the existing container's ID.
 //   - A created container is StateUnknown with RawState "created". Start runs
 //     it; starting a running container is a no-op, starting an exited one is
-//     an error (actorlet always creates a new container instead).
+//     an error (actorlet always creates a new container instead). A start
+//     scripted to fail (Behavior.StartError) leaves it as Docker does:
+//     created, with Error set, an exit code and no event.
 //   - Stop of a running container exits it with 143 (SIGTERM), or, when its
 //     Behavior has IgnoreSIGTERM, with 137 once the grace period has passed.
 //     Stopping a container that does not run is a no-op.

@@ -132,7 +132,8 @@ func (r *Runtime) createLocked(spec runtimeadapter.ContainerSpec) (string, error
 // SetBehavior) and emits a start event. Starting a running container
 // succeeds without effect. Errors: missing → wrapping
 // runtimeadapter.ErrNotFound; exited → an error (create a new container);
-// Behavior.StartError → an error wrapping it.
+// Behavior.StartError → an error wrapping it, the container left created
+// with its Error set (see Behavior.StartError).
 func (r *Runtime) Start(ctx context.Context, id string) (err error) {
 	call, err := r.begin(ctx, Call{Method: MethodStart, Arg: id}, r.nameOf(id))
 	defer func() { r.finish(call, err) }()
@@ -162,13 +163,13 @@ func (r *Runtime) startLocked(id string) error {
 	c.behavior = b
 	now := time.Now()
 	if b.StartError != nil {
-		c.c.State = runtimeadapter.StateExited
-		c.c.RawState = "exited"
-		c.c.ExitCode = exitCannotRun
-		c.c.Reason = reasonCannotRun
-		c.c.StartedAt = now
-		c.c.FinishedAt = now
-		r.publishLocked(runtimeadapter.EventDie, c)
+		// As Docker: the container stays created, no event is emitted.
+		c.c.ExitCode = b.StartExitCode
+		if c.c.ExitCode == 0 {
+			c.c.ExitCode = exitStartFailed
+		}
+		c.c.Error = b.StartError.Error()
+		r.version++
 		return fmt.Errorf("fake Start %s: %w", id, b.StartError)
 	}
 	c.c.State = runtimeadapter.StateRunning

@@ -218,12 +218,11 @@ func (r *Runtime) exitLocked(c *container, code int, reason string) {
 
 // Exit codes, reasons and raw states the fake produces.
 const (
-	exitSIGTERM   = 143 // 128 + 15
-	exitSIGKILL   = 137 // 128 + 9
-	exitCannotRun = 128
+	exitSIGTERM     = 143 // 128 + 15
+	exitSIGKILL     = 137 // 128 + 9
+	exitStartFailed = 128 // Docker's exit code of a failed start it cannot tell apart
 
 	reasonOOMKilled = "OOMKilled"
-	reasonCannotRun = "ContainerCannotRun"
 
 	rawCreated = "created"
 	rawRunning = "running"

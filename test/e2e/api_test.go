@@ -115,15 +115,16 @@ spec:
 		return false, "no actorlet_container_restarts_total series for crasher"
 	})
 
-	// The crasher's CrashLoopBackOff record is in the node's state file,
-	// so that it survives a restart of the agent.
-	state := filepath.Join(e.rootDir, "nodes", e.node+".backoff.json")
-	eventually(t, 10*time.Second, "a CrashLoopBackOff record in "+state, func() (bool, string) {
+	// The crasher's last exit and CrashLoopBackOff are in the node's state
+	// file, so that they survive a restart of the agent.
+	state := filepath.Join(e.rootDir, "nodes", e.node+".containers.json")
+	eventually(t, 10*time.Second, "a record of the crasher in "+state, func() (bool, string) {
 		b, err := os.ReadFile(state)
 		if err != nil {
 			return false, err.Error()
 		}
-		return strings.Contains(string(b), "/crash/") && strings.Contains(string(b), `"delay"`), string(b)
+		return strings.Contains(string(b), `"crash":{"exit":{`) && strings.Contains(string(b), `"exitCode":3`) &&
+			strings.Contains(string(b), `"delay"`), string(b)
 	})
 
 	// /healthz answers 200 with its checks.

@@ -98,8 +98,9 @@ func TestPodComesUp(t *testing.T) {
 }
 
 // A container killed from outside is replaced by a new one with restart
-// count 1 once its backoff (1 s) has passed; the sandbox and the other
-// container are untouched and no two instances ever run at once.
+// count 1 at once (a first exit arms the back-off, as the kubelet); the
+// sandbox and the other container are untouched and no two instances ever
+// run at once.
 func TestKilledContainerIsReplaced(t *testing.T) {
 	e := newEnv(t, "e2e-kill")
 	e.writeManifest("web.yaml", podManifest("web", 2, "app", "sidecar"))
@@ -130,7 +131,7 @@ func TestKilledContainerIsReplaced(t *testing.T) {
 	dockerCLI(t, "kill", old.ID)
 	killed := time.Now()
 	var repl runtimeadapter.Container
-	// Backoff 1 s, plus a few 1 s relists.
+	// No back-off for a first exit; a few 1 s relists (and 1 s of slack).
 	eventually(t, 1*time.Second+6*relistPeriod, "a new app container running", func() (bool, string) {
 		a.requireRunning()
 		cs := e.list().ofPod("web")

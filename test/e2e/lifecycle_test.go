@@ -26,10 +26,11 @@ const (
 	// lcKillTimeout bounds the wait for a probe's kill: the failures, the
 	// pod's 2 s grace (the workload exits on SIGTERM at once) and relists.
 	lcKillTimeout = lcFailureThreshold*lcProbePeriod + 12*time.Second
-	// lcReplaceTimeout bounds the wait for a restarted container: the 1 s
-	// backoff, a few relists, and the create and start, which a loaded
-	// Docker can take many seconds over (seen: a start still under way 9 s
-	// after its create at load average 10).
+	// lcReplaceTimeout bounds the wait for a restarted container: the
+	// back-off (none for a first exit, else 1 s or 2 s), a few relists,
+	// and the create and start, which a loaded Docker can take many seconds
+	// over (seen: a start still under way 9 s after its create at load
+	// average 10).
 	lcReplaceTimeout = 1*time.Second + 30*relistPeriod
 	// lcAPITimeout bounds the wait for the API to show what the containers
 	// already show.
@@ -255,8 +256,8 @@ spec:
 		t.Fatal(err)
 	}
 	e.lcWaitProbeKill(a, "live", "app", old.ID, failedAt)
-	// Healthy again before the replacement (1 s backoff) starts; even if it
-	// started first it would need three failing periods to be killed.
+	// Healthy again, perhaps after the replacement started (a first exit
+	// restarts at once): it would need three failing periods to be killed.
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

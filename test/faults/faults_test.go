@@ -101,10 +101,9 @@ func newEnv(t *testing.T, prefix string, tune func(*actors.Config)) *env {
 		HostSource:    true,
 		RelistPeriod:  time.Second,
 		// Restart a dead container soon: the tests wait for replacements.
-		Backoff: supervision.BackoffPolicy{Initial: 500 * time.Millisecond, Max: time.Second,
-			ResetAfter: supervision.DefaultBackoffResetAfter},
-		Spec:   podsync.SpecOptions{RootDir: t.TempDir()},
-		Logger: zap.New(core),
+		Backoff: supervision.BackoffPolicy{Initial: 500 * time.Millisecond, Max: time.Second},
+		Spec:    podsync.SpecOptions{RootDir: t.TempDir()},
+		Logger:  zap.New(core),
 	}
 	if tune != nil {
 		tune(&cfg)
