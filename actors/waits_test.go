@@ -50,7 +50,7 @@ func eventsWith(evs []messages.Event, reason, msg string) []messages.Event {
 }
 
 // waiting returns the waiting state of container name of pod (nil when it
-// is not waiting), and the pod's status.
+// is not waiting, or has no status yet), and the pod's status.
 func waiting(t *testing.T, h *harness, pod, name string) (*v1.ContainerStateWaiting, v1.PodStatus) {
 	t.Helper()
 	st := podStatus(t, h, pod)
@@ -59,7 +59,6 @@ func waiting(t *testing.T, h *harness, pod, name string) (*v1.ContainerStateWait
 			return cs.State.Waiting, st
 		}
 	}
-	t.Fatalf("pod %s has no status of container %s: %+v", pod, name, st)
 	return nil, st
 }
 
@@ -113,10 +112,10 @@ func TestCreateContainerError(t *testing.T) {
 				synctest.Wait()
 				w, st := waiting(t, h, "bad", "app")
 				if w == nil || w.Reason != "CreateContainerError" || !strings.Contains(w.Message, errRefused.Error()) {
-					t.Fatalf("container state %+v, want waiting CreateContainerError with the runtime's message", st.ContainerStatuses[0].State)
+					t.Fatalf("container state %+v, want waiting CreateContainerError with the runtime's message", firstStatus(st).State)
 				}
-				if st.Phase != v1.PodPending || st.ContainerStatuses[0].RestartCount != 0 {
-					t.Errorf("phase %s restartCount %d, want Pending, 0", st.Phase, st.ContainerStatuses[0].RestartCount)
+				if st.Phase != v1.PodPending || firstStatus(st).RestartCount != 0 {
+					t.Errorf("phase %s restartCount %d, want Pending, 0", st.Phase, firstStatus(st).RestartCount)
 				}
 				if evs := eventsWith(podEvents(t, h, "bad"), "Failed", "Error: "); len(evs) != 1 || evs[0].Type != messages.EventWarning ||
 					!strings.Contains(evs[0].Message, errRefused.Error()) {
@@ -139,8 +138,8 @@ func TestCreateContainerError(t *testing.T) {
 					}
 				}
 				w, st = waiting(t, h, "bad", "app")
-				if w == nil || w.Reason != "CreateContainerError" || st.Phase != v1.PodPending || st.ContainerStatuses[0].RestartCount != 0 {
-					t.Errorf("after 2 min: %+v phase %s restartCount %d, want CreateContainerError, Pending, 0", w, st.Phase, st.ContainerStatuses[0].RestartCount)
+				if w == nil || w.Reason != "CreateContainerError" || st.Phase != v1.PodPending || firstStatus(st).RestartCount != 0 {
+					t.Errorf("after 2 min: %+v phase %s restartCount %d, want CreateContainerError, Pending, 0", w, st.Phase, firstStatus(st).RestartCount)
 				}
 				rr.refuse.Store(false)
 				waitFor(t, 16*time.Second, "the app running once the runtime accepts it", func() bool { return len(rt.Running("uid-bad", "app")) == 1 })
@@ -168,7 +167,7 @@ func TestCreateContainerErrorOnRestart(t *testing.T) {
 		waitFor(t, 2*time.Minute, "a refused restart", func() bool { return len(rr.refusals()) == 1 })
 		synctest.Wait()
 		w, st := waiting(t, h, "web", "app")
-		cs := st.ContainerStatuses[0]
+		cs := firstStatus(st)
 		if w == nil || w.Reason != "CreateContainerError" || cs.RestartCount != 0 || cs.LastTerminationState.Terminated == nil ||
 			cs.LastTerminationState.Terminated.ExitCode != 3 {
 			t.Errorf("status %+v, want waiting CreateContainerError, restartCount 0, last exit 3", cs)
@@ -367,4 +366,13 @@ func pullTimes(rt *fake.Runtime) []time.Time {
 		}
 	}
 	return out
+}
+
+// firstStatus is the status of the pod's first app container (zero when
+// there is none yet).
+func firstStatus(st v1.PodStatus) v1.ContainerStatus {
+	if len(st.ContainerStatuses) == 0 {
+		return v1.ContainerStatus{}
+	}
+	return st.ContainerStatuses[0]
 }

@@ -162,7 +162,7 @@ func fixtureEvents() []messages.Event {
 	for i := 5; i >= 0; i-- {
 		d := time.Duration(i+1) * 80 * time.Second
 		evs = append(evs,
-			ev(d, messages.EventNormal, "crasher", "app", "Created", "Created container: app"),
+			ev(d, messages.EventNormal, "crasher", "app", "Created", "Created container app"),
 			ev(d-time.Second, messages.EventNormal, "crasher", "app", "Started", "Started container app"),
 		)
 		if i < 3 {
