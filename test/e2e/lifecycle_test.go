@@ -362,8 +362,11 @@ spec:
 			t.Errorf("unexpected event for the slow starter: %s", lcEventsString([]v1.Event{ev}))
 		}
 	}
-	if startupFailures < 8 {
-		t.Errorf("%d Unhealthy \"Startup probe failed\" events, want one per failed startup probe (at least 8)", startupFailures)
+	// Over 8 s of 1 s periods at least 3 probes fail even on a loaded
+	// machine (an exec may take longer than a period); the actor tests
+	// check one event per failed run exactly.
+	if startupFailures < 3 {
+		t.Errorf("%d Unhealthy \"Startup probe failed\" events, want one per failed startup probe (at least 3)", startupFailures)
 	}
 }
 
