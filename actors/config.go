@@ -44,11 +44,15 @@ const (
 	// needs (every minute, as the kubelet's container GC); the newest
 	// exited instance of each container is kept for `logs --previous`.
 	gcPeriod = time.Minute
-	// imageRetry: how soon a container whose image failed without a known
-	// back-off (the first failed pull, imagePullPolicy Never) tries again;
-	// the image manager's ImagePullBackOff (10 s doubling to 300 s) rules
-	// after that.
-	imageRetry = 10 * time.Second
+	// failedStartRetry and failedStartJitter: a container whose start
+	// attempt failed before it ran (CreateContainerError,
+	// CreateContainerConfigError, ErrImageNeverPull, ImageInspectError) is
+	// tried again after 10 s plus up to 50 %: the kubelet's pod worker
+	// requeues a failed sync so (backOffPeriod, workerBackOffPeriodJitterFactor).
+	// The same delay turns a failed pull's ErrImagePull into
+	// ImagePullBackOff while the image's back-off still holds.
+	failedStartRetry  = 10 * time.Second
+	failedStartJitter = 0.5
 )
 
 // Config is what the actor tree needs from its host.

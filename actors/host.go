@@ -118,7 +118,18 @@ func (n *nodeActor) publish(ctx actor.Context, p *v1.Pod, st v1.PodStatus, remov
 	}
 	cp := p.DeepCopy()
 	cp.Status = *st.DeepCopy()
+	setCreation(cp)
 	for _, pid := range n.subscribers {
 		ctx.Send(pid, &messages.PodStatusChanged{Pod: cp, Removed: removed})
+	}
+}
+
+// setCreation gives a pod whose source set no creationTimestamp (a static
+// pod's manifest has none) its start on this node, which its pod actor
+// recovers from the runtime after an agent restart: its AGE then counts
+// from when it started, not from the restart.
+func setCreation(p *v1.Pod) {
+	if p.CreationTimestamp.IsZero() && p.Status.StartTime != nil {
+		p.CreationTimestamp = *p.Status.StartTime
 	}
 }

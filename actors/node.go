@@ -367,6 +367,7 @@ func (n *nodeActor) podStatuses() *messages.PodStatuses {
 		if cp.Status.Phase == "" {
 			cp.Status.Phase = v1.PodPending
 		}
+		setCreation(cp)
 		out.Pods = append(out.Pods, cp)
 	}
 	sort.Slice(out.Pods, func(i, j int) bool { return nsName(out.Pods[i]) < nsName(out.Pods[j]) })

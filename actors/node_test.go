@@ -467,7 +467,8 @@ func TestHostPortClashRejected(t *testing.T) {
 
 // A container whose image cannot be pulled waits (ErrImagePull, then
 // ImagePullBackOff at 10 s doubling), never blocks other pods, and starts
-// once the image can be pulled.
+// once the image can be pulled. (TestImagePullReasonsAndEvents times the
+// reasons.)
 func TestImagePullBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := fake.New(fake.WithImages("pause:1", "work:1"))
@@ -502,6 +503,7 @@ func TestImagePullBackOff(t *testing.T) {
 		if n := rt.PullCount("registry.example/missing:1"); n != pulls {
 			t.Fatalf("%d pulls during the back-off", n-pulls)
 		}
+		waitFor(t, 40*time.Second, "ImagePullBackOff", func() bool { return status() == "ImagePullBackOff" })
 		rt.AddPullable("registry.example/missing:1")
 		waitFor(t, 60*time.Second, "bad running once its image can be pulled", func() bool { return len(rt.Running("uid-bad", "app")) == 1 })
 		res, _ := h.sys.Root.RequestFuture(h.pid, &messages.GetEvents{}, time.Second).Result()

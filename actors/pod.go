@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -20,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/probe"
@@ -87,10 +87,14 @@ type podActor struct {
 	// when this incarnation stops, its calls end and it starts no other.
 	halt       context.Context
 	cancelHalt context.CancelFunc
+	// cancelAbort aborts the running worker's starts (see abortStarts).
+	cancelAbort context.CancelFunc
 	// relistSelf: a PLEG listing that could not be ordered against the
 	// held one disagreed with it; list again to learn which is right.
 	relistSelf bool
-	imageWaits map[string]imageWait
+	// waits: containers whose last start attempt failed before a
+	// container ran (image, create), by name; see holdForWaits.
+	waits map[string]startWait
 
 	// Probes: one child per container and probe kind, and what they said,
 	// by container instance ID.
@@ -98,6 +102,7 @@ type podActor struct {
 	probedSpec    *v1.Pod               // the spec the probe children were made for
 	dirtyProbes   bool                  // containers observed since the children were told
 	unhealthy     map[string]time.Duration
+	killMessages  map[string]string // container ID → the Killing event's message (a failed probe)
 	ready         map[string]bool
 	startupPassed map[string]bool
 	lastGC        time.Time         // last sync that removed unneeded exited instances
@@ -111,15 +116,8 @@ type (
 		listing ownListing
 		listErr error
 		errs    []error
-		images  map[string]imageWait // container → why its image is not there
+		waits   map[string]startWait // container → why its start attempt failed
 		started []string             // containers started
-	}
-	// imageWait: a container waits for its image (ErrImagePull,
-	// ImagePullBackOff, ErrImageNeverPull); until is when to try again.
-	imageWait struct {
-		reason, message string
-		until           time.Time
-		evented         bool // its BackOff event was sent
 	}
 	resyncTimer struct{ inc, gen uint64 }
 	// syncNow: a sync requested by PLEG batches (see requestSync).
@@ -197,13 +195,20 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 		if !a.known && m.Pod != nil {
 			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
-			a.startTime = a.cfg.Clock.Now()
+			if a.startTime.IsZero() { // else recovered from the runtime (see recoverStart)
+				a.startTime = a.cfg.Clock.Now()
+			}
+		}
+		if a.removed || (a.pod != nil && m.Pod != nil && !equality.Semantic.DeepEqual(a.pod.Spec, m.Pod.Spec)) {
+			a.abortStarts() // nothing starts with the old spec
+			a.waits = nil   // and every failed start is tried again with the new one
 		}
 		a.pod, a.known, a.removed = m.Pod, true, false
 		a.spawnProbes(ctx)
 		a.sync(ctx)
 	case *messages.PodRemoved:
 		a.known, a.removed = true, true
+		a.abortStarts()
 		a.stopProbes(ctx)
 		a.sync(ctx)
 	case *probeChanged:
@@ -256,7 +261,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.workerDone = nil
 		if a.cancelHalt != nil {
 			a.cancelHalt() // the worker has ended; release its context
-			a.halt, a.cancelHalt = nil, nil
+			a.halt, a.cancelHalt, a.cancelAbort = nil, nil, nil
 		}
 		if !a.syncStart.IsZero() {
 			a.cfg.Metrics.ObserveSync(a.cfg.Clock.Since(a.syncStart))
@@ -277,10 +282,10 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.listed = false // list before planning again
 		}
 		for _, name := range m.started {
-			delete(a.imageWaits, name)
+			delete(a.waits, name)
 		}
-		for name, w := range m.images {
-			put(&a.imageWaits, name, w)
+		for name, w := range m.waits {
+			put(&a.waits, name, w)
 		}
 		errs := m.errs
 		if m.listErr != nil {
@@ -310,7 +315,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 // the answer is a syncDone like any sync's.
 func (a *podActor) startList(ctx actor.Context) {
 	a.syncing = true
-	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log, halt: a.newHalt()}
+	halt, _ := a.newHalt()
+	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log, halt: halt}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	done, received := &syncDone{inc: a.inc}, a.received
 	finished := make(chan struct{})
@@ -367,6 +373,7 @@ func (a *podActor) observe(cs []runtimeadapter.Container, from, until time.Time,
 }
 
 func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, version uint64) bool {
+	a.recoverStart(cs)
 	changed := !a.listed || !sameStates(cs, a.containers)
 	a.containers, a.listedFrom, a.listedUntil, a.version = cs, from, until, version
 	if changed {
@@ -470,7 +477,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	if plan.RecordsChanged { // the exits seen, the restarts decided: kept outside this actor
 		a.cfg.History.Put(string(a.uid), plan.Records)
 	}
-	a.holdForImages(ctx, &plan, now)
+	a.holdForWaits(ctx, &plan, now)
 	if pod != nil {
 		a.report(ctx, podsync.StatusWith(pod, a.containers, plan, podsync.Probes{Ready: a.ready, Started: a.startupPassed}))
 	}
@@ -504,7 +511,9 @@ func (a *podActor) sync(ctx actor.Context) {
 	a.syncing = true
 	a.syncStart = now
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
-	w := &worker{cfg: *a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod, halt: a.newHalt()}
+	halt, abort := a.newHalt()
+	w := &worker{cfg: *a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod,
+		halt: halt, abort: abort, podStart: a.startTime, killMessages: maps.Clone(a.killMessages)}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	done, received := &syncDone{inc: a.inc}, a.received
 	finished := make(chan struct{})
@@ -518,7 +527,7 @@ func (a *podActor) sync(ctx actor.Context) {
 			sys.Root.Send(self, done)
 		}()
 		done.errs = w.run(plan)
-		done.images, done.started = w.images, w.started
+		done.waits, done.started = w.waits, w.started
 		if w.halted() {
 			done.listErr = errors.New("pod actor stopped")
 			return
@@ -580,11 +589,19 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 
 // worker carries out one plan against the runtime, off the actor.
 type worker struct {
-	images  map[string]imageWait
+	waits   map[string]startWait
 	started []string
 	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
 	halt    context.Context
-	pulling string // the container whose image is being pulled
+	// abort, a child of halt, is cancelled when the pod is removed or its
+	// spec changes: image waits, creates and starts end or are skipped;
+	// stops and removals go on (on halt).
+	abort    context.Context
+	pulling  string    // the container whose image is being pulled
+	podStart time.Time // the pod's start time, kept in its sandboxes' labels
+	// killMessages: container ID → the Killing event's message, for kills
+	// the actor decided (a failed probe). Read only.
+	killMessages map[string]string
 
 	cfg       Config
 	pod       *v1.Pod
@@ -609,6 +626,22 @@ func (w *worker) call(timeout time.Duration) (context.Context, context.CancelFun
 		parent = context.Background()
 	}
 	return context.WithTimeout(parent, timeout)
+}
+
+// startCall is the context of a call that makes something of the pod
+// exist or run (an image wait, a create, a start): call's, also ended
+// when the pod is removed or its spec changes (see abortStarts).
+func (w *worker) startCall(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if w.abort == nil {
+		return w.call(timeout)
+	}
+	return context.WithTimeout(w.abort, timeout)
+}
+
+// aborted reports whether the worker's starts were aborted (or the actor
+// stopped): it then creates and starts nothing more.
+func (w *worker) aborted() bool {
+	return w.halted() || (w.abort != nil && w.abort.Err() != nil)
 }
 
 // run executes plan: kills (apps in parallel, then sandboxes), the
@@ -639,10 +672,10 @@ func (w *worker) run(plan podsync.Plan) []error {
 	}
 
 	if plan.AdoptSandboxID != "" {
-		if w.halted() {
+		if w.aborted() {
 			return errs
 		}
-		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		err := w.cfg.Runtime.Start(ctx, plan.AdoptSandboxID)
 		cancel()
 		if err != nil {
@@ -651,11 +684,14 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.sandboxID = plan.AdoptSandboxID
 		w.log.Info("sandbox started", zap.String("id", short(w.sandboxID)), zap.String("reason", podsync.ReasonAdopt))
 	}
-	if plan.CreateSandbox && !w.halted() {
+	if plan.CreateSandbox && !w.aborted() {
 		if plan.SandboxAttempt > 0 {
 			w.event(messages.EventNormal, "SandboxChanged", "", "Pod sandbox changed, it will be killed and re-created.")
 		}
 		id, err := w.createSandbox(plan.SandboxAttempt)
+		if err != nil && w.aborted() {
+			return errs // the pod was removed or changed meanwhile: its next plan says what to do
+		}
 		if err != nil {
 			w.event(messages.EventWarning, "FailedCreatePodSandBox", "", err.Error())
 			return append(errs, err)
@@ -663,8 +699,8 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.sandboxID = id
 	}
 	for _, s := range plan.Start {
-		if w.halted() {
-			return errs
+		if w.aborted() {
+			break // removals still run
 		}
 		if err := w.start(s); err != nil {
 			errs = append(errs, err)
@@ -710,7 +746,7 @@ func (w *worker) kill(ks []podsync.Kill) []error {
 			w.log.Info("killing container", zap.String("container", name),
 				zap.String("id", short(k.Container.ID)), zap.String("reason", k.Reason), zap.Duration("grace", k.Grace))
 			if name != runtimeadapter.SandboxName {
-				w.event(messages.EventNormal, "Killing", name, fmt.Sprintf("Stopping container %s (%s)", name, k.Reason))
+				w.event(messages.EventNormal, "Killing", name, w.killMessage(k, name))
 			}
 			grace := w.preStop(k.Container, name, k.Grace)
 			ctx, cancel := w.call(grace + w.cfg.RuntimeTimeout)
@@ -737,7 +773,7 @@ var errExistsExited = errors.New("an instance of that name already ran; listing 
 // (it is left alone); one that already ran is never started again (its
 // exit would be lost, restartCount and CrashLoopBackOff with it).
 func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, error) {
-	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	defer cancel()
 	id, err := w.cfg.Runtime.Create(ctx, spec)
 	var conflict *runtimeadapter.NameConflictError
@@ -757,12 +793,16 @@ func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, erro
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("pod %s: create container %s: %w", w.podName(), spec.Name, err)
+		if w.aborted() {
+			return "", errAborted
+		}
+		return "", createError(w.podName(), spec.Name, err)
 	}
-	if w.halted() {
-		// Stopped between create and start: leave the created container
-		// to the next incarnation or agent (it adopts or removes it).
-		return id, fmt.Errorf("pod %s: container %s created, not started: pod actor stopped", w.podName(), spec.Name)
+	if w.aborted() {
+		// Stopped, or the pod removed or changed, between create and
+		// start: leave the created container to the next plan, incarnation
+		// or agent (it adopts or removes it).
+		return id, fmt.Errorf("pod %s: container %s created, not started: %w", w.podName(), spec.Name, errAborted)
 	}
 	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
 		return id, w.startFailure(id, spec.Name, err)
@@ -812,13 +852,15 @@ func (w *worker) startFailed(name, id string, err error) bool {
 }
 
 func (w *worker) createSandbox(attempt int) (string, error) {
-	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
 	cancel()
 	if err != nil {
 		return "", fmt.Errorf("pod %s: sandbox image %s: %w", w.podName(), w.cfg.PodInfraImage, err)
 	}
-	id, err := w.createAndStart(podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt))
+	spec := podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt)
+	spec.Labels = withPodStart(spec.Labels, w.podStart)
+	id, err := w.createAndStart(spec)
 	if err == nil {
 		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
 	}
@@ -827,9 +869,12 @@ func (w *worker) createSandbox(attempt int) (string, error) {
 
 func (w *worker) start(s podsync.Start) error {
 	if s.AdoptID != "" {
-		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
 		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+			if w.aborted() {
+				return nil // the pod was removed or changed: its next plan says what to do
+			}
 			err = w.startFailure(s.AdoptID, s.Name, err)
 			if w.startFailed(s.Name, s.AdoptID, err) {
 				return nil
@@ -855,33 +900,42 @@ func (w *worker) start(s podsync.Start) error {
 	if c == nil {
 		return fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)
 	}
-	if ok := w.image(c); !ok {
-		return nil // the container waits for its image; not a sync error
+	if ok, err := w.image(c); !ok || w.aborted() {
+		return err // nil: the container waits for its image (not a sync error), or the pod changed
 	}
 	spec, err := podsync.AppSpecWith(w.cfg.Spec, w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
 	if err == nil && s.Init {
 		spec = podsync.AsInit(spec, w.sandboxID)
 	}
+	spec.Labels = withPodStart(spec.Labels, w.podStart)
 	if err == nil {
 		err = podsync.PrepareVolumes(w.cfg.Spec, w.pod)
 	}
 	if err != nil {
-		err = fmt.Errorf("pod %s: %w", w.podName(), err)
-		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
-		return err
-	}
-	id, err := w.createAndStart(spec)
-	if sf := (*startFailedError)(nil); errors.As(err, &sf) {
-		w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name) // then Failed, as the kubelet
-		w.startFailed(c.Name, id, err)
+		// The kubelet's CreateContainerConfigError: retried on the
+		// failed-sync curve, not a sync error.
+		w.failedStart(c, reasonCreateContainerConfigError, fmt.Sprintf("pod %s: %v", w.podName(), err))
 		return nil
 	}
-	if err != nil {
+	id, err := w.createAndStart(spec)
+	var refused *createRefusedError
+	var sf *startFailedError
+	switch {
+	case errors.Is(err, errAborted):
+		return nil // the pod was removed or changed: its next plan says what to do
+	case errors.As(err, &refused):
+		w.failedStart(c, reasonCreateContainerError, refused.Err.Error())
+		return nil
+	case errors.As(err, &sf):
+		w.event(messages.EventNormal, "Created", c.Name, "Created container: "+c.Name) // then Failed, as the kubelet
+		w.startFailed(c.Name, id, err)
+		return nil
+	case err != nil:
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
 		return err
 	}
 	w.started = append(w.started, c.Name)
-	w.event(messages.EventNormal, "Created", c.Name, "Created container "+c.Name)
+	w.event(messages.EventNormal, "Created", c.Name, "Created container: "+c.Name)
 	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		// As the kubelet: a failed postStart hook kills the container,
@@ -936,101 +990,6 @@ func allRunning(st v1.PodStatus) bool {
 	return true
 }
 
-// holdForImages takes out of the plan the starts of containers whose image
-// is in ImagePullBackOff (or cannot be had), shows them waiting with that
-// reason, and requeues at the end of the back-off.
-func (a *podActor) holdForImages(ctx actor.Context, plan *podsync.Plan, now time.Time) {
-	if len(a.imageWaits) == 0 {
-		return
-	}
-	kept := plan.Start[:0:0]
-	for _, s := range plan.Start {
-		w, ok := a.imageWaits[s.Name]
-		if ok && s.AdoptID == "" && now.Before(w.until) {
-			plan.Waiting[s.Name] = podsync.Waiting{Reason: images.ReasonImagePullBackOff, Message: w.message}
-			if !w.evented {
-				w.evented = true
-				put(&a.imageWaits, s.Name, w)
-				a.emitter(ctx)(messages.EventNormal, "BackOff", s.Name, "Back-off pulling image: "+w.message)
-			}
-			a.schedule(ctx, w.until)
-			continue
-		}
-		kept = append(kept, s)
-	}
-	plan.Start = kept
-}
-
-// image makes c's image available by its imagePullPolicy, with events as
-// the kubelet's (Pulling, Pulled, Failed, BackOff). It reports false when
-// the container must wait for its image, recording why in w.images.
-func (w *worker) image(c *v1.Container) bool {
-	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
-	defer cancel()
-	if w.cfg.Images == nil {
-		if c.ImagePullPolicy == v1.PullNever {
-			return true // create fails clearly if it is absent
-		}
-		if err := w.cfg.Runtime.EnsureImage(ctx, c.Image); err != nil {
-			w.waitImage(c, images.ReasonErrImagePull, fmt.Sprintf("image %s: %v", c.Image, err), time.Time{})
-			return false
-		}
-		return true
-	}
-	present := false
-	if svc, ok := capability[runtimeadapter.ImageService](w.cfg.Runtime); ok {
-		present, _ = svc.ImagePresent(ctx, c.Image)
-	}
-	policy := c.ImagePullPolicy
-	if policy == "" {
-		policy = images.DefaultPolicy(c.Image)
-	}
-	pulling := policy == v1.PullAlways || (policy == v1.PullIfNotPresent && !present)
-	start := w.cfg.Clock.Now()
-	if pulling {
-		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
-	}
-	if w.cfg.progress != nil && pulling {
-		w.pulling = c.Name
-		defer w.cfg.progress.wait(c.Image, w)()
-	}
-	err := w.cfg.Images.Ensure(ctx, c.Image, policy)
-	if err == nil {
-		if pulling {
-			w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Successfully pulled image %q in %s", c.Image, w.cfg.Clock.Since(start).Round(time.Millisecond)))
-		} else {
-			w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Container image %q already present on machine", c.Image))
-		}
-		return true
-	}
-	reason := images.Reason(err)
-	if reason == "" {
-		reason = images.ReasonErrImagePull
-	}
-	var until time.Time
-	var bo *images.BackOffError
-	if errors.As(err, &bo) {
-		until = bo.Until
-		w.event(messages.EventNormal, "BackOff", c.Name, fmt.Sprintf("Back-off pulling image %q", c.Image))
-	} else {
-		w.event(messages.EventWarning, "Failed", c.Name, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
-	}
-	w.waitImage(c, reason, err.Error(), until)
-	return false
-}
-
-func (w *worker) waitImage(c *v1.Container, reason, msg string, until time.Time) {
-	if w.images == nil {
-		w.images = map[string]imageWait{}
-	}
-	if until.IsZero() { // no back-off known (first failure, Never): try again in a while
-		until = w.cfg.Clock.Now().Add(imageRetry)
-	}
-	w.images[c.Name] = imageWait{reason: reason, message: msg, until: until}
-	w.log.Warn("container waits for its image", zap.String("container", c.Name), zap.String("image", c.Image),
-		zap.String("reason", reason), zap.String("message", msg))
-}
-
 // spawnProbes makes one probe child per container and probe kind of the
 // spec, replacing the children of an older spec.
 func (a *podActor) spawnProbes(ctx actor.Context) {
@@ -1049,7 +1008,7 @@ func (a *podActor) spawnProbes(ctx actor.Context) {
 			if p == nil {
 				continue
 			}
-			props := newProbeProps(*a.cfg, kind, p, c, c.StartupProbe != nil, a.log)
+			props := newProbeProps(*a.cfg, kind, p, c, c.StartupProbe != nil, a.log, a.emitter(ctx))
 			put(&a.probes, c.Name+"/"+string(kind), ctx.Spawn(props))
 		}
 	}
@@ -1111,6 +1070,7 @@ func (a *podActor) updateProbes(ctx actor.Context) {
 	for id := range a.unhealthy {
 		if !present[id] {
 			delete(a.unhealthy, id)
+			delete(a.killMessages, id)
 		}
 	}
 	for key, pid := range a.probes {
@@ -1129,13 +1089,10 @@ func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
 	if ch.ContainerID == "" {
 		return
 	}
-	emit := a.emitter(ctx)
+	// Each failed probe run has had its Unhealthy event (the probe actor).
 	switch {
 	case ch.Kind == probe.Readiness:
 		put(&a.ready, ch.ContainerID, ch.State == probe.Success)
-		if ch.State == probe.Failure && m.Output != "" {
-			emit(messages.EventWarning, "Unhealthy", m.Container, "Readiness probe failed: "+m.Output)
-		}
 	case ch.Kind == probe.Startup && ch.State == probe.Success:
 		put(&a.startupPassed, ch.ContainerID, true)
 		a.dirtyProbes = true // liveness and readiness may begin
@@ -1150,11 +1107,7 @@ func (a *podActor) probeChanged(ctx actor.Context, m *probeChanged) {
 			}
 		}
 		put(&a.unhealthy, ch.ContainerID, probe.KillGrace(p, podsync.GracePeriod(a.pod)))
-		msg := fmt.Sprintf("%s probe failed", strings.ToUpper(string(ch.Kind[:1]))+string(ch.Kind[1:]))
-		if m.Output != "" {
-			msg += ": " + m.Output
-		}
-		emit(messages.EventWarning, "Unhealthy", m.Container, msg)
+		put(&a.killMessages, ch.ContainerID, probeKillMessage(m.Container, ch.Kind, a.pod.Spec.RestartPolicy))
 		a.log.Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(ch.Kind)))
 	default:
 		return
@@ -1187,12 +1140,26 @@ func logPanics(log *zap.Logger) actor.ReceiverMiddleware {
 // (or restarted): the worker then starts no further runtime call.
 func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }
 
-// newHalt makes the context of a new worker: cancelled when this actor
-// stops or restarts, or once the worker has ended. (One per worker, not
-// per actor: an idle pod holds no context.)
-func (a *podActor) newHalt() context.Context {
+// newHalt makes the contexts of a new worker: halt, cancelled when this
+// actor stops or restarts, or once the worker has ended; and abort, its
+// child, also cancelled by abortStarts. (One per worker, not per actor: an
+// idle pod holds no context.)
+func (a *podActor) newHalt() (halt, abort context.Context) {
 	a.halt, a.cancelHalt = context.WithCancel(context.Background())
-	return a.halt
+	abort, a.cancelAbort = context.WithCancel(a.halt)
+	return a.halt, abort
+}
+
+// abortStarts ends the running worker's image waits, creates and starts
+// (those under way return, the rest are skipped), as the kubelet cancels a
+// pod's sync under way when the pod starts terminating: the pod was
+// removed or its spec changed, so what the worker was starting is no
+// longer wanted. Its stops go on for their whole grace period. A pull it
+// waited for goes on for the other pods that wait for the image.
+func (a *podActor) abortStarts() {
+	if a.cancelAbort != nil {
+		a.cancelAbort()
+	}
 }
 
 // stopWorkers cancels the running worker's calls and waits for it to end,

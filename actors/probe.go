@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/probe"
+	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -28,6 +30,7 @@ type probeActor struct {
 	container *v1.Container
 	worker    *probe.Worker
 	log       *zap.Logger
+	emit      func(messages.EventType, string, string, string) // type, reason, container, message
 
 	target  probeTarget
 	timer   clock.Timer
@@ -61,9 +64,12 @@ type (
 	}
 )
 
-func newProbeProps(cfg Config, kind probe.Kind, p *v1.Probe, c *v1.Container, waitForStartup bool, log *zap.Logger) *actor.Props {
+// newProbeProps returns the props of the probe actor of kind for
+// container c; emit records its pod's events (nil: none).
+func newProbeProps(cfg Config, kind probe.Kind, p *v1.Probe, c *v1.Container, waitForStartup bool, log *zap.Logger,
+	emit func(messages.EventType, string, string, string)) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &probeActor{cfg: cfg, kind: kind, probe: p, container: c,
+		return &probeActor{cfg: cfg, kind: kind, probe: p, container: c, emit: emit,
 			worker: probe.NewWorker(kind, p, waitForStartup),
 			log:    log.With(zap.String("container", c.Name), zap.String("probe", string(kind)))}
 	})
@@ -102,9 +108,29 @@ func (a *probeActor) Receive(ctx actor.Context) {
 		if m.err != nil {
 			a.log.Debug("probe could not run", zap.Error(m.err))
 		}
+		if a.worker.Counts(m.containerID) {
+			a.unhealthy(m)
+		}
 		if ch, ok := a.worker.Done(m.containerID, m.result); ok {
 			ctx.Send(ctx.Parent(), &probeChanged{Container: a.container.Name, Change: ch, Output: m.output})
 		}
+	}
+}
+
+// unhealthy records the kubelet's Unhealthy event for a probe run of the
+// watched container that failed ("Liveness probe failed: <output>") or
+// could not run: one per run, so the events count the failures that led
+// to a kill.
+func (a *probeActor) unhealthy(m *probeResult) {
+	if a.emit == nil {
+		return
+	}
+	kind := strings.ToUpper(string(a.kind[:1])) + string(a.kind[1:])
+	switch {
+	case m.err != nil:
+		a.emit(messages.EventWarning, "Unhealthy", a.container.Name, fmt.Sprintf("%s probe errored and resulted in unknown state: %v", kind, m.err))
+	case m.result == probe.Failure:
+		a.emit(messages.EventWarning, "Unhealthy", a.container.Name, fmt.Sprintf("%s probe failed: %s", kind, m.output))
 	}
 }
 

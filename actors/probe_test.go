@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -8,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/internal/probe"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
@@ -185,4 +187,77 @@ func TestReadinessSetsReady(t *testing.T) {
 		h.stop()
 		rt.Close()
 	})
+}
+
+// Each failed probe run has its Unhealthy event, as the kubelet's prober
+// records them: a liveness kill after failureThreshold 3 shows three
+// "Liveness probe failed: <output>" events, then one Killing "Container
+// app failed liveness probe, will be restarted"; a failing readiness
+// probe one event per failed run, and no kill.
+func TestProbeFailuresEachHaveAnEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		rt.SetExecResult("app", runtimeadapter.ExecResult{ExitCode: 1, Output: []byte("sick")}, nil)
+		rt.SetExecResult("web", runtimeadapter.ExecResult{ExitCode: 1, Output: []byte("not yet")}, nil)
+		h := newHarness(t, rt)
+		h.start()
+		live := testPod("live", "uid-live", v1.RestartPolicyAlways, "app")
+		live.Spec.Containers[0].LivenessProbe = execProbe(10, 3)
+		ready := testPod("ready", "uid-ready", v1.RestartPolicyAlways, "web")
+		ready.Spec.Containers[0].ReadinessProbe = execProbe(10, 3)
+		h.apply(live, ready)
+		waitFor(t, 60*time.Second, "the app container killed", func() bool { return rt.CallCount(fake.MethodStop) > 0 })
+		synctest.Wait()
+		evs := podEvents(t, h, "live")
+		var seq []string
+		for _, e := range evs {
+			if e.Reason == "Unhealthy" || e.Reason == "Killing" {
+				seq = append(seq, string(e.Type)+" "+e.Reason+" "+e.Message)
+			}
+		}
+		want := []string{
+			"Warning Unhealthy Liveness probe failed: sick",
+			"Warning Unhealthy Liveness probe failed: sick",
+			"Warning Unhealthy Liveness probe failed: sick",
+			"Normal Killing Container app failed liveness probe, will be restarted",
+		}
+		if strings.Join(seq, "\n") != strings.Join(want, "\n") {
+			t.Errorf("liveness events:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
+		}
+		time.Sleep(45 * time.Second) // four or five more readiness runs
+		synctest.Wait()
+		runs := 0
+		for _, c := range rt.ExecCalls() {
+			if c.Container == "web" && c.Done {
+				runs++
+			}
+		}
+		n := len(eventsWith(podEvents(t, h, "ready"), "Unhealthy", "Readiness probe failed: not yet"))
+		if n != runs || runs < 5 {
+			t.Errorf("%d readiness Unhealthy events for %d failed runs, want one per run", n, runs)
+		}
+		if len(rt.Running("uid-ready", "web")) != 1 {
+			t.Error("the unready container is not running")
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// Under restartPolicy Never the Killing message does not promise a restart.
+func TestProbeKillMessage(t *testing.T) {
+	for _, tt := range []struct {
+		kind   probe.Kind
+		policy v1.RestartPolicy
+		want   string
+	}{
+		{probe.Liveness, v1.RestartPolicyAlways, "Container app failed liveness probe, will be restarted"},
+		{probe.Liveness, v1.RestartPolicyOnFailure, "Container app failed liveness probe, will be restarted"},
+		{probe.Startup, v1.RestartPolicyAlways, "Container app failed startup probe, will be restarted"},
+		{probe.Liveness, v1.RestartPolicyNever, "Container app failed liveness probe"},
+	} {
+		if got := probeKillMessage("app", tt.kind, tt.policy); got != tt.want {
+			t.Errorf("%s, %s: %q, want %q", tt.kind, tt.policy, got, tt.want)
+		}
+	}
 }

@@ -20,6 +20,9 @@ const (
 	LabelContainerHash = "io.actorlet.container.hash"
 	LabelRestartCount  = "io.actorlet.container.restart-count"
 	LabelGracePeriod   = "io.actorlet.pod.termination-grace-period"
+	// LabelPodStartTime is when the pod started on this node (RFC 3339,
+	// UTC): its status.startTime, recovered from it after an agent restart.
+	LabelPodStartTime = "io.actorlet.pod.start-time"
 )
 
 // ContainerType is the value of LabelContainerType.

@@ -72,6 +72,10 @@ func Reason(err error) string {
 type PullError struct {
 	Image string // the reference as the caller gave it
 	Err   error  // the runtime's error
+	// Until is when the next pull of the image is allowed: the end of the
+	// back-off this failure started or extended (zero when the back-off is
+	// disabled, WithBackOff(0, …)).
+	Until time.Time
 }
 
 func (e *PullError) Error() string {
@@ -80,6 +84,20 @@ func (e *PullError) Error() string {
 
 // Unwrap returns ErrImagePull and Err.
 func (e *PullError) Unwrap() []error { return []error{ErrImagePull, e.Err} }
+
+// InvalidNameError is the error of a reference that does not parse.
+// errors.Is(err, ErrInvalidImageName) holds.
+type InvalidNameError struct {
+	Image string // the reference as the caller gave it
+	Err   error  // the parser's error: why it does not parse
+}
+
+func (e *InvalidNameError) Error() string {
+	return fmt.Sprintf("image %q: %v: %v", e.Image, ErrInvalidImageName, e.Err)
+}
+
+// Unwrap returns ErrInvalidImageName and Err.
+func (e *InvalidNameError) Unwrap() []error { return []error{ErrInvalidImageName, e.Err} }
 
 // BackOffError is returned by Ensure while an image is in back-off after a
 // failed pull. errors.Is(err, ErrImagePullBackOff) holds, and so does

@@ -63,6 +63,16 @@ func New(svc runtimeadapter.ImageService, opts ...Option) *Manager {
 //
 // An unknown policy is an error (manifest validation rejects it first).
 func (m *Manager) Ensure(ctx context.Context, ref string, policy v1.PullPolicy) error {
+	return m.EnsureNotify(ctx, ref, policy, nil)
+}
+
+// EnsureNotify is Ensure that calls pulling, when it is not nil, once this
+// caller is about to wait for a pull of ref: one it starts, or one under
+// way that it joins. It is not called when no pull is needed, nor when the
+// back-off holds the attempt (the kubelet's "Pulling" event marks exactly
+// these attempts). pulling runs on the caller's goroutine and must not
+// block.
+func (m *Manager) EnsureNotify(ctx context.Context, ref string, policy v1.PullPolicy, pulling func()) error {
 	key, err := Normalize(ref)
 	if err != nil {
 		return err
@@ -95,6 +105,9 @@ func (m *Manager) Ensure(ctx context.Context, ref string, policy v1.PullPolicy) 
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("image %q: %w", ref, err)
+	}
+	if pulling != nil {
+		pulling()
 	}
 	ch := m.group.DoChan(key, func() (any, error) { return nil, m.pull(key, ref) })
 	select {
@@ -165,6 +178,7 @@ func (m *Manager) pull(key, ref string) error {
 	case m.base.Err() != nil: // Close cancelled it: no failure of the image
 		return fmt.Errorf("image %q: pull cancelled: %w: %w", ref, ErrClosed, err)
 	}
+	var until time.Time
 	if m.opts.initial > 0 {
 		now := m.opts.now()
 		m.forgetExpiredLocked(now)
@@ -173,9 +187,9 @@ func (m *Manager) pull(key, ref string) error {
 			b = newPullBackOff(m.opts.initial, m.opts.max)
 			m.backOffs[key] = b
 		}
-		b.fail(now, err)
+		until = b.fail(now, err)
 	}
-	return &PullError{Image: ref, Err: err}
+	return &PullError{Image: ref, Err: err, Until: until}
 }
 
 // callPull runs the runtime's pull on the Manager's context with the pull

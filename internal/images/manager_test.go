@@ -535,3 +535,81 @@ func TestPullPanicIsAnError(t *testing.T) {
 		t.Errorf("Ensure = %v; want ErrImagePull naming the panic", err)
 	}
 }
+
+// TestPullErrorUntil: a failed pull's error says when the next pull is
+// allowed (the end of the back-off it started), as a later BackOffError
+// does; with the back-off disabled it is zero.
+func TestPullErrorUntil(t *testing.T) {
+	const ref = "app:1"
+	clk := newClock()
+	rt := fake.New(fake.WithPullable(ref))
+	rt.InjectError(fake.MethodPullImage, errBoom, -1)
+	m := newManager(t, rt, images.WithClock(clk.Now))
+	err := m.Ensure(context.Background(), ref, v1.PullAlways)
+	var pe *images.PullError
+	if !errors.As(err, &pe) || !pe.Until.Equal(clk.Now().Add(images.DefaultBackOffInitial)) {
+		t.Fatalf("Ensure = %v (%+v); want a *PullError with Until +10s", err, pe)
+	}
+	off := newManager(t, rt, images.WithBackOff(0, 0))
+	if err := off.Ensure(context.Background(), ref, v1.PullAlways); !errors.As(err, &pe) || !pe.Until.IsZero() {
+		t.Fatalf("without back-off: Ensure = %v (%+v); want a *PullError with zero Until", err, pe)
+	}
+}
+
+// TestEnsureNotify: the pulling callback marks exactly the attempts that
+// start or join a pull: not an image already present, not one Never may
+// not pull, not an attempt the back-off holds.
+func TestEnsureNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.WithImages("here:1"), fake.WithPullable("slow:1"))
+		rt.SetDelay(fake.MethodPullImage, 10*time.Second)
+		m := images.New(rt)
+		defer m.Close()
+		ensure := func(ref string, p v1.PullPolicy) (error, bool) {
+			pulling := false
+			err := m.EnsureNotify(context.Background(), ref, p, func() { pulling = true })
+			return err, pulling
+		}
+		if err, pulling := ensure("here:1", v1.PullIfNotPresent); err != nil || pulling {
+			t.Errorf("present image: %v, pulling %v; want nil, false", err, pulling)
+		}
+		if err, pulling := ensure("gone:1", v1.PullNever); !errors.Is(err, images.ErrImageNeverPull) || pulling {
+			t.Errorf("Never: %v, pulling %v; want ErrImageNeverPull, false", err, pulling)
+		}
+		// Two callers of one slow pull: both are told (one starts it, one joins).
+		var wg sync.WaitGroup
+		var told [2]bool
+		for i := range told {
+			wg.Go(func() {
+				var err error
+				if err, told[i] = ensure("slow:1", v1.PullAlways); err != nil {
+					t.Errorf("caller %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if !told[0] || !told[1] || rt.PullCount("slow:1") != 1 {
+			t.Errorf("callers told %v, %d pulls; want both told, one pull", told, rt.PullCount("slow:1"))
+		}
+		// A failed pull: the next attempt is held by the back-off, untold.
+		if err, pulling := ensure("missing:1", v1.PullAlways); !errors.Is(err, images.ErrImagePull) || !pulling {
+			t.Errorf("failed pull: %v, pulling %v; want ErrImagePull, true", err, pulling)
+		}
+		if err, pulling := ensure("missing:1", v1.PullAlways); !errors.Is(err, images.ErrImagePullBackOff) || pulling {
+			t.Errorf("held by the back-off: %v, pulling %v; want ImagePullBackOff, false", err, pulling)
+		}
+	})
+}
+
+// TestInvalidNameError: the error of a reference that does not parse
+// carries the parser's reason.
+func TestInvalidNameError(t *testing.T) {
+	_, err := images.Normalize("Bad/Name")
+	var ne *images.InvalidNameError
+	if !errors.As(err, &ne) || ne.Image != "Bad/Name" || ne.Err == nil || !strings.Contains(ne.Err.Error(), "must be lowercase") {
+		t.Fatalf("Normalize = %v; want an *InvalidNameError saying why", err)
+	}
+	if want := `image "Bad/Name": invalid image name: ` + ne.Err.Error(); err.Error() != want {
+		t.Errorf("error = %q; want %q", err, want)
+	}
+}

@@ -1,8 +1,6 @@
 package images
 
 import (
-	"fmt"
-
 	"github.com/distribution/reference"
 	v1 "k8s.io/api/core/v1"
 )
@@ -33,13 +31,13 @@ func DefaultPolicy(ref string) v1.PullPolicy {
 // Normalize returns ref's full name as Docker reads it, which is the key
 // that shares pulls and back-off: "busybox" becomes
 // "docker.io/library/busybox:latest", "localhost:5000/app" becomes
-// "localhost:5000/app:latest"; a digest is kept. The error (wrapping
-// ErrInvalidImageName) says why ref does not parse: an empty or upper-case
-// repository, a bad tag or digest.
+// "localhost:5000/app:latest"; a digest is kept. The error (an
+// *InvalidNameError, wrapping ErrInvalidImageName) says why ref does not
+// parse: an empty or upper-case repository, a bad tag or digest.
 func Normalize(ref string) (string, error) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
-		return "", fmt.Errorf("image %q: %w: %w", ref, ErrInvalidImageName, err)
+		return "", &InvalidNameError{Image: ref, Err: err}
 	}
 	return reference.TagNameOnly(named).String(), nil
 }

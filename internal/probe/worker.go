@@ -128,6 +128,13 @@ func (w *Worker) active() bool {
 	}
 }
 
+// Counts reports whether a result of container id would count now: it is
+// the watched container and probing is active (not on hold after a kill,
+// not waiting for the startup probe). Call it before Done.
+func (w *Worker) Counts(id string) bool {
+	return id != "" && id == w.containerID && w.active()
+}
+
 // Done records the result of the probe started by the last Tick, which
 // ran against container instance id, and returns whether the reported
 // state changed. It ends the probe's flight even when the result no longer
