@@ -2,9 +2,8 @@ package actors
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,9 +18,15 @@ import (
 
 // nodeActor is the root of actorlet's tree. It merges the sources'
 // desired sets, tells the router what to run, replaces a pod only after
-// the old instance has fully stopped, kills orphans (managed containers of
-// this node whose pod is not desired, only once every source has synced),
-// and keeps the pods' last reported statuses for queries.
+// the old instance has fully stopped, removes orphan pods (pods of this
+// node found in the runtime that are not desired, only once every source
+// has synced), and keeps the pods' last reported statuses for queries.
+//
+// At most one instance of a pod full name (namespace/name) runs at any
+// time (invariant 6): a desired pod is sent to the router only once the
+// node has seen a listing of the runtime (an instance from before this
+// agent may still run) and no other pod of its name is terminating or
+// lingering (see send).
 type nodeActor struct {
 	cfg     Config
 	log     *zap.Logger
@@ -35,16 +40,33 @@ type nodeActor struct {
 	desired map[types.UID]*v1.Pod
 	// sent: desired pods the router has been told about. A desired pod not
 	// sent is waiting for the old pod of the same namespace/name to stop.
-	sent        map[types.UID]bool
-	rejected    map[types.UID]bool      // refused at admission (NodePorts): never run
-	failed      map[types.UID]bool      // pod actor stopped after too many panics
-	gone        map[types.UID]time.Time // terminated pods → when; older listings are stale for them
-	draining    bool                    // StopAllPods: desire nothing any more
-	drainedTo   []*actor.PID            // who waits for AllPodsStopped
-	terminating map[types.UID]string    // removed pods not yet Terminated → namespace/name
-	statuses    map[types.UID]v1.PodStatus
+	sent      map[types.UID]bool
+	rejected  map[types.UID]bool      // refused at admission (NodePorts): never run
+	failed    map[types.UID]bool      // pod actor stopped after too many panics
+	gone      map[types.UID]time.Time // terminated pods → when; older listings are stale for them
+	draining  bool                    // StopAllPods: desire nothing any more
+	drainedTo []*actor.PID            // who waits for AllPodsStopped
+	// terminating: pods being removed (PodRemoved sent: pods removed
+	// from the desired set, and orphan pods found in the runtime) until
+	// their Terminated → namespace/name. A pod of the same name waits.
+	terminating map[types.UID]string
+	// lingering: orphan pods of the last listing not handed to the router
+	// yet, because not every source has synced → namespace/name. A pod of
+	// the same name waits for them too.
+	lingering map[types.UID]string
+	// relisted: a listing of the runtime has been seen; no pod is sent
+	// before (it could not know an old instance of its name runs).
+	relisted bool
+	// abandoned: terminating pods whose pod actor failed (too many
+	// panics) → when the node last acted on them. The node removes their
+	// containers itself, in the pod's order, and they stay terminating
+	// until a listing taken after that shows none.
+	abandoned map[types.UID]time.Time
+	// held: desired pods waiting for an old pod of their name (logged once).
+	held     map[types.UID]bool
+	statuses map[types.UID]v1.PodStatus
 
-	orphanKills map[string]bool // container IDs being killed as orphans
+	orphanKills map[types.UID]bool // abandoned pods whose containers the node is removing
 	lastRelist  time.Time
 	relistErr   error
 	eventStream *messages.EventStreamState // nil: no event stream followed
@@ -62,8 +84,9 @@ type nodeActor struct {
 }
 
 type orphanDone struct {
-	id  string
+	uid types.UID
 	err error
+	at  time.Time // when the work ended
 }
 
 func nsName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
@@ -98,8 +121,10 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 				ctx.Send(n.router, &messages.PodSpec{Pod: n.desired[uid]})
 			}
 		}
-		for uid := range n.terminating {
-			ctx.Send(n.router, &messages.PodRemoved{UID: uid})
+		for uid, name := range n.terminating {
+			if n.abandoned[uid].IsZero() { // the node removes those itself
+				ctx.Send(n.router, removal(uid, name))
+			}
 		}
 	case *messages.DesiredPods:
 		if !n.synced[m.Source] {
@@ -130,6 +155,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		n.reconcile(ctx)
 		n.checkDrained(ctx)
+		ctx.Send(n.relist, &messages.RelistNow{}) // orphan pods go too
 	case *messages.GetHealth:
 		ctx.Respond(n.health(n.cfg.Clock.Now()))
 	case *messages.PodStatusReport:
@@ -140,10 +166,14 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.PodActorFailed:
-		if n.terminating[m.UID] != "" {
-			// It was being removed: its containers are now orphans, which
-			// the next relist's sweep stops and removes.
-			n.terminated(ctx, m.UID)
+		if name := n.terminating[m.UID]; name != "" {
+			// It was being removed, and its containers may still run: the
+			// node removes them itself (see sweepAbandoned), and a pod of
+			// the same name still waits for them.
+			n.log.Error("pod actor failed while removing its pod; the node removes its containers", zap.String("pod", name),
+				zap.String("podUID", string(m.UID)))
+			n.abandoned[m.UID] = n.cfg.Clock.Now()
+			ctx.Send(n.relist, &messages.RelistNow{})
 			return
 		}
 		if p := n.desired[m.UID]; p != nil {
@@ -165,16 +195,26 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *messages.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
 		n.countRunning(m.Containers)
+		first := !n.relisted
+		n.relisted = true
 		n.sweepOrphans(ctx, m.Containers, m.ObservedAt)
+		if first {
+			n.sendWaiting(ctx) // what runs is known now
+		}
 	case *messages.RelistFailed:
 		n.relistErr = m.Err
 	case *messages.EventStreamState:
 		n.eventStream = m
 	case *orphanDone:
-		delete(n.orphanKills, m.id)
-		if m.err != nil {
-			n.log.Warn("orphan cleanup failed; will retry on next relist", zap.String("id", short(m.id)), zap.Error(m.err))
+		delete(n.orphanKills, m.uid)
+		if _, ok := n.abandoned[m.uid]; ok {
+			n.abandoned[m.uid] = m.at // only a listing taken after this shows what is left
 		}
+		if m.err != nil {
+			n.log.Warn("removing the containers of an abandoned pod failed; will retry on next relist",
+				zap.String("pod", n.terminating[m.uid]), zap.String("podUID", string(m.uid)), zap.Error(m.err))
+		}
+		ctx.Send(n.relist, &messages.RelistNow{})
 	case *messages.GetPodStatuses:
 		ctx.Respond(n.podStatuses())
 	}
@@ -202,12 +242,16 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 			want[p.UID] = p
 		}
 	}
+	for uid := range want {
+		delete(n.lingering, uid) // desired again: not an orphan
+	}
 	for uid, old := range n.desired {
 		if want[uid] != nil {
 			continue
 		}
 		delete(n.desired, uid)
 		delete(n.failed, uid)
+		delete(n.held, uid)
 		if n.rejected[uid] {
 			delete(n.rejected, uid)
 			delete(n.statuses, uid)
@@ -217,23 +261,10 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 			n.terminating[uid] = nsName(old)
 			n.removedPods[uid] = old
 			n.log.Info("pod removed", zap.String("pod", nsName(old)), zap.String("podUID", string(uid)))
-			ctx.Send(n.router, &messages.PodRemoved{UID: uid})
+			ctx.Send(n.router, removal(uid, nsName(old)))
 		}
 	}
-	// Admit in a stable order, oldest first (then by name), so of two pods
-	// that clash on a host port the same one always wins.
-	order := make([]*v1.Pod, 0, len(want))
-	for _, p := range want {
-		order = append(order, p)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		ti, tj := order[i].CreationTimestamp, order[j].CreationTimestamp
-		if !ti.Equal(&tj) {
-			return ti.Before(&tj)
-		}
-		return nsName(order[i]) < nsName(order[j])
-	})
-	for _, p := range order {
+	for _, p := range admissionOrder(want) {
 		uid := p.UID
 		old := n.desired[uid]
 		n.desired[uid] = p
@@ -245,15 +276,56 @@ func (n *nodeActor) reconcile(ctx actor.Context) {
 	}
 }
 
-// send tells the router to run p, unless an older pod of the same
-// namespace/name is still stopping: then p waits (see terminated).
-func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
-	for uid, name := range n.terminating {
-		if name == nsName(p) && uid != p.UID {
-			n.log.Info("pod replacement waits for the old pod to stop", zap.String("pod", nsName(p)), zap.String("oldUID", string(uid)))
-			return
+// admissionOrder orders pods oldest first (then by name), so that of two
+// pods that clash on a host port the same one always wins.
+func admissionOrder(pods map[types.UID]*v1.Pod) []*v1.Pod {
+	order := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		order = append(order, p)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		ti, tj := order[i].CreationTimestamp, order[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return nsName(order[i]) < nsName(order[j])
+	})
+	return order
+}
+
+// removal is the PodRemoved of pod uid, named "namespace/name".
+func removal(uid types.UID, name string) *messages.PodRemoved {
+	ns, n, _ := strings.Cut(name, "/")
+	return &messages.PodRemoved{UID: uid, Namespace: ns, Name: n}
+}
+
+// sendWaiting sends the desired pods not sent yet that may run now.
+func (n *nodeActor) sendWaiting(ctx actor.Context) {
+	for _, p := range admissionOrder(n.desired) {
+		if !n.sent[p.UID] {
+			n.send(ctx, p)
 		}
 	}
+}
+
+// send tells the router to run p, unless p must wait: before the node
+// has seen a listing of the runtime, or while an older pod of the same
+// namespace/name (or p's own UID, removed and desired again) is
+// terminating or lingering. It is sent again when that changes
+// (sendWaiting).
+func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
+	if !n.relisted {
+		return
+	}
+	if uid, name, ok := n.blocker(p); ok {
+		if !n.held[p.UID] {
+			n.held[p.UID] = true
+			n.log.Info("pod waits for the old pod of its name to stop", zap.String("pod", nsName(p)),
+				zap.String("podUID", string(p.UID)), zap.String("oldPod", name), zap.String("oldUID", string(uid)))
+		}
+		return
+	}
+	delete(n.held, p.UID)
 	if n.rejected[p.UID] {
 		return
 	}
@@ -281,22 +353,35 @@ func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
 	ctx.Send(n.router, &messages.PodSpec{Pod: p})
 }
 
+// blocker is a pod p must wait for: one of its namespace/name (or its own
+// UID) that is terminating, or an orphan of its name that lingers.
+func (n *nodeActor) blocker(p *v1.Pod) (types.UID, string, bool) {
+	name := nsName(p)
+	for uid, t := range n.terminating {
+		if t == name || uid == p.UID {
+			return uid, t, true
+		}
+	}
+	for uid, t := range n.lingering {
+		if t == name && uid != p.UID {
+			return uid, t, true
+		}
+	}
+	return "", "", false
+}
+
 func (n *nodeActor) terminated(ctx actor.Context, uid types.UID) {
-	name, ok := n.terminating[uid]
-	if !ok {
+	if _, ok := n.terminating[uid]; !ok {
 		return
 	}
 	delete(n.terminating, uid)
+	delete(n.abandoned, uid)
 	n.gone[uid] = n.cfg.Clock.Now() // listings older than this still show its containers
 	n.publish(ctx, n.removedPods[uid], n.statuses[uid], true)
 	delete(n.removedPods, uid)
 	delete(n.statuses, uid)
 	n.checkDrained(ctx)
-	for _, p := range n.desired {
-		if nsName(p) == name && !n.sent[p.UID] {
-			n.send(ctx, p)
-		}
-	}
+	n.sendWaiting(ctx)
 }
 
 func (n *nodeActor) allSynced() bool {
@@ -306,56 +391,6 @@ func (n *nodeActor) allSynced() bool {
 		}
 	}
 	return true
-}
-
-// sweepOrphans stops and removes managed containers of this node whose pod
-// is neither desired nor stopping under its own actor. It does nothing
-// before every source has synced once (a source not yet read is not
-// "empty"). Containers without actorlet's labels are never touched.
-func (n *nodeActor) sweepOrphans(ctx actor.Context, cs []runtimeadapter.Container, observedAt time.Time) {
-	if !n.allSynced() {
-		return
-	}
-	for uid, at := range n.gone {
-		if observedAt.After(at) {
-			delete(n.gone, uid) // this listing is newer than the pod's end: trust it
-		}
-	}
-	self, sys := ctx.Self(), ctx.ActorSystem()
-	for _, c := range cs {
-		meta, err := runtimeadapter.ParseMeta(c.Labels)
-		if err != nil || meta.Node != n.cfg.NodeName {
-			continue
-		}
-		uid := types.UID(meta.PodUID)
-		if n.desired[uid] != nil || n.terminating[uid] != "" || n.orphanKills[c.ID] || !n.gone[uid].IsZero() {
-			continue
-		}
-		n.orphanKills[c.ID] = true
-		n.log.Info("killing orphan container", zap.String("pod", meta.PodNamespace+"/"+meta.PodName),
-			zap.String("container", meta.ContainerName), zap.String("id", short(c.ID)), zap.Duration("grace", meta.GracePeriod))
-		rt, timeout, c := n.cfg.Runtime, n.cfg.RuntimeTimeout, c
-		go func() {
-			done := &orphanDone{id: c.ID}
-			defer func() {
-				if p := recover(); p != nil {
-					done.err = fmt.Errorf("orphan %s: panicked: %v", c.Name, p)
-				}
-				sys.Root.Send(self, done)
-			}()
-			cctx, cancel := context.WithTimeout(context.Background(), meta.GracePeriod+timeout)
-			defer cancel()
-			if c.State != runtimeadapter.StateExited {
-				if err := rt.Stop(cctx, c.ID, meta.GracePeriod); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
-					done.err = fmt.Errorf("stop orphan container %s: %w", c.Name, err)
-					return
-				}
-			}
-			if err := rt.Remove(cctx, c.ID); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
-				done.err = fmt.Errorf("remove orphan container %s: %w", c.Name, err)
-			}
-		}()
-	}
 }
 
 func (n *nodeActor) podStatuses() *messages.PodStatuses {
@@ -393,9 +428,9 @@ func (n *nodeActor) countRunning(cs []runtimeadapter.Container) {
 }
 
 // checkDrained answers StopAllPods once no pod is left running or
-// stopping.
+// stopping, orphan pods included.
 func (n *nodeActor) checkDrained(ctx actor.Context) {
-	if !n.draining || len(n.terminating) > 0 || len(n.drainedTo) == 0 {
+	if !n.draining || len(n.terminating) > 0 || len(n.lingering) > 0 || !n.relisted || len(n.drainedTo) == 0 {
 		return
 	}
 	for _, pid := range n.drainedTo {

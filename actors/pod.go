@@ -45,6 +45,9 @@ type podActor struct {
 	pod     *v1.Pod // desired spec; nil when removed or not known yet
 	known   bool    // a spec or removal has arrived
 	removed bool
+	// removedAs names a pod this actor only removes (an orphan found in
+	// the runtime: no spec), "namespace/name", for logs and events.
+	removedAs string
 
 	// containers is the pod's newest listing: taken between listedFrom
 	// and listedUntil (the list call's start and return), at the runtime's
@@ -207,6 +210,10 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.spawnProbes(ctx)
 		a.sync(ctx)
 	case *messages.PodRemoved:
+		if a.pod == nil && a.removedAs == "" && m.Name != "" {
+			a.removedAs = m.Namespace + "/" + m.Name
+			a.log = a.log.With(zap.String("pod", a.removedAs))
+		}
 		a.known, a.removed = true, true
 		a.abortStarts()
 		a.stopProbes(ctx)
@@ -513,7 +520,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
 	halt, abort := a.newHalt()
 	w := &worker{cfg: *a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod,
-		halt: halt, abort: abort, podStart: a.startTime, killMessages: maps.Clone(a.killMessages)}
+		halt: halt, abort: abort, podStart: a.startTime, killMessages: maps.Clone(a.killMessages), removedAs: a.removedAs}
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	done, received := &syncDone{inc: a.inc}, a.received
 	finished := make(chan struct{})
@@ -544,6 +551,8 @@ func (a *podActor) emitter(ctx actor.Context) func(messages.EventType, string, s
 	var ns, name string
 	if a.pod != nil {
 		ns, name = a.pod.Namespace, a.pod.Name
+	} else if i := strings.Index(a.removedAs, "/"); i >= 0 {
+		ns, name = a.removedAs[:i], a.removedAs[i+1:]
 	}
 	return func(typ messages.EventType, reason, container, msg string) {
 		sys.Root.Send(node, &messages.Event{Time: clk.Now(), Type: typ, Reason: reason,
@@ -592,7 +601,9 @@ type worker struct {
 	waits   map[string]startWait
 	started []string
 	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
-	halt    context.Context
+	// removedAs names an orphan pod being removed (no spec), for errors.
+	removedAs string
+	halt      context.Context
 	// abort, a child of halt, is cancelled when the pod is removed or its
 	// spec changes: image waits, creates and starts end or are skipped;
 	// stops and removals go on (on halt).
@@ -721,10 +732,15 @@ func (w *worker) run(plan podsync.Plan) []error {
 }
 
 func (w *worker) podName() string {
-	if w.pod == nil {
-		return string(w.uid)
+	switch {
+	case w.pod != nil:
+		return w.pod.Namespace + "/" + w.pod.Name
+	case w.hookPod != nil:
+		return w.hookPod.Namespace + "/" + w.hookPod.Name
+	case w.removedAs != "":
+		return w.removedAs
 	}
-	return w.pod.Namespace + "/" + w.pod.Name
+	return string(w.uid)
 }
 
 func (w *worker) kill(ks []podsync.Kill) []error {

@@ -11,7 +11,7 @@ import (
 )
 
 // router keeps pod UID → pod actor PID. It spawns a pod actor on the first
-// spec for a UID, forwards specs, removals and PLEG batches by UID, and
+// spec or removal for a UID, forwards specs, removals and PLEG batches by UID, and
 // forgets the PID when the pod actor reports Terminated. Its props carry
 // the pod actors' supervisor strategy (bounded restarts, never escalating).
 type router struct {
@@ -26,7 +26,7 @@ type router struct {
 	// Terminated; their names stay taken until then. respawn: a spec for
 	// such a UID, sent to a new pod actor once the old one is gone.
 	retiring map[string]types.UID
-	respawn  map[types.UID]*messages.PodSpec
+	respawn  map[types.UID]any      // *messages.PodSpec or *messages.PodRemoved
 	down     *messages.RuntimeState // the runtime is failing (nil: healthy)
 }
 
@@ -50,17 +50,13 @@ func (r *router) Receive(ctx actor.Context) {
 	case *actor.Stopping, *actor.Restarting:
 		r.stopping = true
 	case *messages.PodSpec:
-		r.podSpec(ctx, m)
+		r.deliver(ctx, m.Pod.UID, m)
 	case *messages.PodRemoved:
-		if e := r.pods[m.UID]; e != nil {
-			e.last = m
-			ctx.Send(e.pid, m)
-			return
-		}
-		delete(r.respawn, m.UID)
-		// No actor: nothing of ours runs for it that the node's orphan
-		// sweep would not find. Confirm so the node stops waiting.
-		ctx.Send(r.node, &messages.Terminated{UID: m.UID})
+		// With no actor for the UID (an orphan pod found in the runtime,
+		// a pod whose actor failed, or one lost with a restart of this
+		// router) one is spawned to remove it: only it can say, by
+		// listing, that the pod's containers are gone (Terminated).
+		r.deliver(ctx, m.UID, m)
 	case *messages.PodTransitions:
 		if e := r.pods[m.UID]; e != nil {
 			ctx.Send(e.pid, m)
@@ -102,7 +98,7 @@ func (r *router) Receive(ctx actor.Context) {
 			delete(r.retiring, m.Who.Id)
 			if spec := r.respawn[uid]; spec != nil && !r.stopping {
 				delete(r.respawn, uid)
-				r.podSpec(ctx, spec)
+				r.deliver(ctx, uid, spec)
 			}
 			return
 		}
@@ -116,34 +112,36 @@ func (r *router) Receive(ctx actor.Context) {
 	}
 }
 
-// podSpec sends m to its pod actor, spawning one if need be; while the
-// UID's previous actor is still stopping (its name taken), m waits for it.
-func (r *router) podSpec(ctx actor.Context, m *messages.PodSpec) {
-	e := r.pods[m.Pod.UID]
+// deliver sends m (a *messages.PodSpec or *messages.PodRemoved) to uid's
+// pod actor, spawning one if need be; while the UID's previous actor is
+// still stopping (its name taken), m waits for it (the latest message
+// wins).
+func (r *router) deliver(ctx actor.Context, uid types.UID, m any) {
+	e := r.pods[uid]
 	if e == nil {
-		for _, uid := range r.retiring {
-			if uid == m.Pod.UID {
+		for _, u := range r.retiring {
+			if u == uid {
 				if r.respawn == nil {
-					r.respawn = map[types.UID]*messages.PodSpec{}
+					r.respawn = map[types.UID]any{}
 				}
-				r.respawn[m.Pod.UID] = m
+				r.respawn[uid] = m
 				return
 			}
 		}
 		if r.podProps == nil {
 			r.podProps = newPodProps(r.cfg, r.node)
 		}
-		pid, err := ctx.SpawnNamed(r.podProps, podActorName(m.Pod.UID))
+		pid, err := ctx.SpawnNamed(r.podProps, podActorName(uid))
 		if err != nil {
-			r.log.Error("spawn pod actor", zap.String("podUID", string(m.Pod.UID)), zap.Error(err))
+			r.log.Error("spawn pod actor", zap.String("podUID", string(uid)), zap.Error(err))
 			return
 		}
 		e = &podEntry{pid: pid}
-		r.pods[m.Pod.UID] = e
+		r.pods[uid] = e
 		if r.down != nil {
 			ctx.Send(pid, r.down)
 		}
-		r.byPID[pid.Id] = m.Pod.UID
+		r.byPID[pid.Id] = uid
 		r.cfg.Metrics.SetPodActors(len(r.pods))
 	}
 	e.last = m

@@ -41,9 +41,15 @@ type PodSpec struct {
 }
 
 // PodRemoved tells the router (and then the pod actor) the pod is no longer
-// desired: stop all its containers and remove them, then report Terminated.
+// desired: stop all its containers (apps first, then the sandbox, each
+// with the grace period on its labels) and remove them, then report
+// Terminated. The router spawns a pod actor for a UID it has none for
+// (an orphan pod found in the runtime, a pod whose actor failed or was
+// lost with a router restart): Terminated means its containers are gone.
+// Namespace and Name, when known, name the pod in logs and events.
 type PodRemoved struct {
-	UID types.UID
+	UID             types.UID
+	Namespace, Name string
 }
 
 // PodEventType is a PLEG event type, as the kubelet's generic PLEG names them.

@@ -39,8 +39,10 @@ import (
 )
 
 // DefaultPodInfraImage is the sandbox image when Options.PodInfraImage is
-// empty: the pause image actorlet builds locally (the binary does that at
-// start; an embedding service must make sure it exists, or name another).
+// empty: the pause image actorlet builds locally when a sandbox first
+// needs it (the binary does that; an embedding service on Docker passes
+// LocalPauseImage to docker.New, or makes sure the image exists, or names
+// another).
 const DefaultPodInfraImage = "actorlet/pause:" + version.Version
 
 // Options configure a node. NodeName and Runtime are required.

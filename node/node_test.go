@@ -1,8 +1,10 @@
 package node_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -192,4 +194,91 @@ func TestClockOption(t *testing.T) {
 	if lists() != 2 {
 		t.Fatalf("%d lists after stepping the clock 1 s, want 2", lists())
 	}
+}
+
+// An embedded node spawned while its runtime does not answer (issue 12
+// #5) keeps running: GetHealth shows the runtime check failing, it calls
+// nothing but lists, and once the runtime answers it adopts the pod a
+// previous node left running (nothing stopped, created or started) and
+// starts the pod added meanwhile.
+func TestSpawnWhileRuntimeDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := quietSystem()
+		rt := fake.New(fake.AutoImages(true))
+		pid, err := node.Spawn(sys.Root, node.Options{NodeName: "n1", Runtime: rt, HostSource: true, RootDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		request[*messages.SetHostPodsResult](t, sys, pid, &messages.SetHostPods{Pods: []*v1.Pod{webPod()}})
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if len(runningApps(rt)) != 1 {
+			t.Fatalf("web not running: %v", runningApps(rt))
+		}
+		if err := node.Stop(sys.Root, pid, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		rt.InjectError(fake.MethodList, runtimeadapter.ErrUnavailable, -1) // the runtime does not answer
+		rt.ResetCalls()
+
+		pid, err = node.Spawn(sys.Root, node.Options{NodeName: "n1", Runtime: rt, HostSource: true, RootDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		late := webPod()
+		late.Name = "late"
+		request[*messages.SetHostPodsResult](t, sys, pid, &messages.SetHostPods{Pods: []*v1.Pod{webPod(), late}})
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		h := request[*messages.NodeHealth](t, sys, pid, &messages.GetHealth{})
+		for _, c := range h.Checks {
+			if c.Name == "runtime" && c.OK {
+				t.Fatalf("runtime check passes while every list fails: %+v", c)
+			}
+		}
+		for _, c := range rt.Calls() {
+			if c.Method != fake.MethodList && c.Method != fake.MethodEvents {
+				t.Fatalf("%s %s while the runtime does not answer", c.Method, c.Arg)
+			}
+		}
+		rt.InjectError(fake.MethodList, nil, 0) // it answers
+		time.Sleep(40 * time.Second)            // the list backoff is at most 30 s
+		synctest.Wait()
+		if apps := runningApps(rt); len(apps) != 2 {
+			t.Fatalf("running apps %v, want web's and late's", apps)
+		}
+		for _, c := range rt.Calls() {
+			switch {
+			case c.Method == fake.MethodStop || c.Method == fake.MethodRemove:
+				t.Errorf("%s %s after the runtime came back", c.Method, c.Arg)
+			case (c.Method == fake.MethodCreate || c.Method == fake.MethodStart) && !strings.Contains(c.Arg, "_late_"):
+				if c.Method == fake.MethodStart { // Start names an ID: is it late's?
+					if inspect, err := rt.Inspect(context.Background(), c.Arg); err == nil && inspect.Labels[runtimeadapter.LabelPodName] == "late" {
+						continue
+					}
+				}
+				t.Errorf("%s %s: web was running", c.Method, c.Arg)
+			}
+		}
+		h = request[*messages.NodeHealth](t, sys, pid, &messages.GetHealth{})
+		for _, c := range h.Checks {
+			if c.Name == "runtime" && !c.OK {
+				t.Errorf("runtime check still failing: %+v", c)
+			}
+		}
+		node.Stop(sys.Root, pid, 10*time.Second)
+		rt.Close()
+		time.Sleep(5 * time.Second) // stragglers (dead-letter throttle timers) end; no time in the bubble
+	})
+}
+
+// runningApps names the pods with a running app container.
+func runningApps(rt *fake.Runtime) []string {
+	var out []string
+	for _, c := range rt.Containers() {
+		if c.State == runtimeadapter.StateRunning && c.Labels[runtimeadapter.LabelContainerName] == "app" {
+			out = append(out, c.Labels[runtimeadapter.LabelPodName])
+		}
+	}
+	return out
 }

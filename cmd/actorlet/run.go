@@ -36,6 +36,10 @@ import (
 // whole exit stays within 10 s.
 const exitTimeout = 8 * time.Second
 
+// startPingTimeout bounds the ping at start that only logs whether Docker
+// answers (the node runs either way).
+const startPingTimeout = 5 * time.Second
+
 // stopPodsTimeout bounds --stop-pods-on-exit: the default grace period
 // (30 s) plus the runtime's slow-call deadline (2 min).
 const stopPodsTimeout = 30*time.Second + actors.DefaultRuntimeTimeout
@@ -166,25 +170,26 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	defer lock.Release()
 
-	drt, err := docker.New(docker.WithLogger(log.Named("docker")))
+	// A node agent often starts before its runtime: a daemon that does not
+	// answer yet is logged and shown in /healthz, and the PLEG lists again
+	// with backoff until it answers. The default pause image is built
+	// when a sandbox first needs it.
+	dopts := []docker.Option{docker.WithLogger(log.Named("docker"))}
+	if f.podInfraImage == pauseimage.DefaultTag {
+		dopts = append(dopts, pauseimage.Local(f.podInfraImage))
+	}
+	drt, err := docker.New(dopts...)
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
 	defer drt.Close()
 	rt := drt
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, startPingTimeout)
 	err = rt.Ping(pctx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("docker: %w", err)
-	}
-	if f.podInfraImage == pauseimage.DefaultTag {
-		bctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := pauseimage.Ensure(bctx, rt, f.podInfraImage)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("pod infra image %s: %w", f.podInfraImage, err)
-		}
+		log.Warn("Docker does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
+			zap.Error(err))
 	}
 
 	reg := prometheus.NewRegistry()

@@ -135,7 +135,7 @@ func main() {
 		defer f.Close()
 		rt = f
 	} else {
-		d, err := docker.New()
+		d, err := docker.New(node.LocalPauseImage()) // builds the pause image when first needed
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -11,6 +11,7 @@
 //	--http ADDR              serve HTTP on ADDR, e.g. :8080 (TW_HTTP; default off)
 //	--healthz-fail-after DUR /healthz fails after DUR (TW_HEALTHZ_FAIL_AFTER; default never)
 //	--ignore-sigterm         ignore SIGTERM, so only SIGKILL stops it (TW_IGNORE_SIGTERM)
+//	--term-delay DUR         on SIGTERM, drain for DUR, then exit 0 (TW_TERM_DELAY; default 0)
 //	--log-every DUR          print a line to stdout every DUR (TW_LOG_EVERY; default off)
 //
 // The HTTP server answers GET /healthz with 200 "ok" while healthy and 500
@@ -50,6 +51,7 @@ type config struct {
 	httpAddr         string
 	healthzFailAfter time.Duration
 	ignoreSIGTERM    bool
+	termDelay        time.Duration
 	logEvery         time.Duration
 }
 
@@ -74,6 +76,7 @@ func parse(args []string) (config, error) {
 	fs.StringVar(&c.httpAddr, "http", "", "serve /healthz, /fail, /recover on this address")
 	fs.DurationVar(&c.healthzFailAfter, "healthz-fail-after", 0, "/healthz fails after this long (0: never)")
 	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM")
+	fs.DurationVar(&c.termDelay, "term-delay", 0, "on SIGTERM, keep running this long, then exit 0")
 	fs.DurationVar(&c.logEvery, "log-every", 0, "print a line this often (0: never)")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -119,6 +122,10 @@ func run(c config) int {
 			if sig == syscall.SIGTERM && c.ignoreSIGTERM {
 				fmt.Println("testworkload: ignoring SIGTERM")
 				continue
+			}
+			if sig == syscall.SIGTERM && c.termDelay > 0 {
+				fmt.Printf("testworkload: %v, draining for %s\n", sig, c.termDelay)
+				time.Sleep(c.termDelay)
 			}
 			fmt.Printf("testworkload: %v, exiting 0\n", sig)
 			return 0

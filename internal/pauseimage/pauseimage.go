@@ -65,10 +65,28 @@ func Build(ctx context.Context, rt *docker.Runtime, tag string, binary []byte) e
 	if len(binary) == 0 {
 		return fmt.Errorf("build pause image %s: empty binary", tag)
 	}
+	return rt.BuildImage(ctx, tag, buildContext(binary))
+}
+
+func buildContext(binary []byte) map[string][]byte {
 	dockerfile := "FROM scratch\nCOPY " + binaryName + " /" + binaryName + "\n" +
 		`ENTRYPOINT ["/` + binaryName + `"]` + "\n"
-	return rt.BuildImage(ctx, tag, map[string][]byte{
+	return map[string][]byte{
 		docker.Dockerfile: []byte(dockerfile),
 		binaryName:        binary,
+	}
+}
+
+// Local is the docker.Option that builds image tag from the embedded
+// pause binary when a sandbox first needs it and it is missing (rather
+// than at start, when the daemon may not answer yet). Errors, then:
+// ErrNoBinary (wrapped, naming tag) without an embedded binary.
+func Local(tag string) docker.Option {
+	return docker.WithLocalImage(tag, func() (map[string][]byte, error) {
+		bin := Binary()
+		if bin == nil {
+			return nil, fmt.Errorf("pause image %s does not exist: %w", tag, ErrNoBinary)
+		}
+		return buildContext(bin), nil
 	})
 }

@@ -123,3 +123,34 @@ func TestPauseRunsUntilSIGTERMAndExitsZero(t *testing.T) {
 		t.Errorf("after SIGTERM: state %s exit code %d, want exited 0", c.State, c.ExitCode)
 	}
 }
+
+// Local builds the pause image only when it is first needed (EnsureImage,
+// as a sandbox's creation calls it), not when the runtime is made; with
+// no embedded binary that fails naming the image and the fix.
+func TestLocalBuildsWhenFirstNeeded(t *testing.T) {
+	direct := testimages.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tag := uniqueTag(t, direct)
+	rt, err := docker.New(pauseimage.Local(tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if ok, err := rt.ImageExists(ctx, tag); ok || err != nil {
+		t.Fatalf("image %s before it was needed: exists %v, %v; want built only when needed", tag, ok, err)
+	}
+	err = rt.EnsureImage(ctx, tag)
+	if pauseimage.Binary() == nil {
+		if !errors.Is(err, pauseimage.ErrNoBinary) || !strings.Contains(err.Error(), tag) {
+			t.Fatalf("without an embedded binary: %v, want ErrNoBinary naming %s", err, tag)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("EnsureImage of the local pause image: %v", err)
+	}
+	if ok, err := rt.ImageExists(ctx, tag); !ok || err != nil {
+		t.Errorf("image %s after EnsureImage: exists %v, %v", tag, ok, err)
+	}
+}

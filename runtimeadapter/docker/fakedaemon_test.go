@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -50,9 +51,17 @@ type fakeDaemon struct {
 	stateErrors map[string]string // State.Error by ID (a failed start)
 }
 
-func newFakeDaemon(t *testing.T) *fakeDaemon {
+func newFakeDaemon(t *testing.T) *fakeDaemon { return newFakeDaemonOn(t, nil) }
+
+// newFakeDaemonOn serves on l (nil: a TCP port of its own).
+func newFakeDaemonOn(t *testing.T, l net.Listener) *fakeDaemon {
 	d := &fakeDaemon{t: t, pingUp: true, inspect: map[string]inspectBehaviour{}, inspects: map[string]int{}, versions: map[string]int{}}
-	d.srv = httptest.NewServer(http.HandlerFunc(d.serve))
+	d.srv = httptest.NewUnstartedServer(http.HandlerFunc(d.serve))
+	if l != nil {
+		_ = d.srv.Listener.Close()
+		d.srv.Listener = l
+	}
+	d.srv.Start()
 	t.Cleanup(d.srv.Close)
 	return d
 }

@@ -34,12 +34,16 @@ func (r *Runtime) ImageExists(ctx context.Context, ref string) (bool, error) {
 }
 
 // EnsureImage makes image available locally: nothing to do if present, else
-// it pulls it (anonymously), reading the whole progress stream. Errors name
-// the image; a pull that fails (no registry, unknown image) is an error.
+// it pulls it (anonymously), reading the whole progress stream, or builds
+// it when it is a local image (WithLocalImage). Errors name the image; a
+// pull that fails (no registry, unknown image) is an error.
 func (r *Runtime) EnsureImage(ctx context.Context, ref string) error {
 	ok, err := r.ImageExists(ctx, ref)
 	if err != nil || ok {
 		return err
+	}
+	if build, local := r.local[ref]; local {
+		return r.buildLocal(ctx, ref, build)
 	}
 	r.log.Info("docker: pulling image", zap.String("image", ref))
 	cli, err := r.api(ctx)
@@ -55,6 +59,26 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string) error {
 		return wrap(err, "pull image %s", ref)
 	}
 	return nil
+}
+
+// buildLocal builds the missing local image ref, one build at a time (the
+// others wait within their ctx, then find it built).
+func (r *Runtime) buildLocal(ctx context.Context, ref string, build LocalImage) error {
+	select {
+	case r.building <- struct{}{}:
+		defer func() { <-r.building }()
+	case <-ctx.Done():
+		return wrap(ctx.Err(), "build local image %s", ref)
+	}
+	if ok, err := r.ImageExists(ctx, ref); err != nil || ok {
+		return err // built while this call waited
+	}
+	files, err := build()
+	if err != nil {
+		return fmt.Errorf("docker: build local image %s: %w", ref, err)
+	}
+	r.log.Info("docker: building local image", zap.String("image", ref))
+	return r.BuildImage(ctx, ref, files)
 }
 
 // Dockerfile is the name BuildImage expects its Dockerfile under.

@@ -3,6 +3,9 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -92,5 +95,97 @@ func TestFreshRuntimeEventsAndListConcurrently(t *testing.T) {
 				t.Errorf("event stream ended with %v, want context.Canceled", err)
 			}
 		})
+	}
+}
+
+// A daemon whose socket refuses connections when New runs (Docker not up
+// yet; issue 12 #5): New returns at once without error, every call fails
+// with ErrUnavailable without negotiating anything, and once the daemon
+// listens the first calls (the PLEG's Events and Lists, concurrently)
+// negotiate the API version once and work. Run it with -race: the
+// negotiation must not race with those calls.
+func TestLazyNegotiationAfterRefusedSocket(t *testing.T) {
+	t.Parallel()
+	const node = "n-refused"
+	dir, err := os.MkdirTemp("", "dk") // a short path: unix sockets allow ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "docker.sock")
+	// A dead daemon's socket: the file is there, nothing listens.
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	_ = l.Close()
+
+	start := time.Now()
+	rt, err := docker.New(docker.WithHost("unix://" + sock))
+	if err != nil {
+		t.Fatalf("New with a refusing socket: %v", err)
+	}
+	defer rt.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("New took %v with a socket that refuses at once", d)
+	}
+	ctx := withTimeout(t, time.Minute)
+	if _, err := rt.List(ctx, runtimeadapter.ListOptions{Node: node, All: true}); !errors.Is(err, runtimeadapter.ErrUnavailable) ||
+		!strings.Contains(err.Error(), node) {
+		t.Fatalf("List while the socket refuses: %v, want ErrUnavailable naming node %s", err, node)
+	}
+	if err := rt.Ping(ctx); !errors.Is(err, runtimeadapter.ErrUnavailable) {
+		t.Fatalf("Ping while the socket refuses: %v, want ErrUnavailable", err)
+	}
+
+	// Docker comes up on the same socket.
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	l, err = net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newFakeDaemonOn(t, l)
+	d.add(node, "up", "Up 1 second", inspectOK)
+
+	evCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var events <-chan runtimeadapter.Event
+	var errs <-chan error
+	listErrs := make([]error, 3)
+	listed := make([]int, 3)
+	wg.Go(func() { events, errs = rt.Events(evCtx, node) })
+	for i := range listErrs {
+		wg.Go(func() {
+			res, err := rt.List(ctx, runtimeadapter.ListOptions{Node: node, All: true})
+			listErrs[i], listed[i] = err, len(res.Containers)
+		})
+	}
+	wg.Wait()
+	for i, err := range listErrs {
+		if err != nil || listed[i] != 1 {
+			t.Errorf("List %d once the daemon answers: %d containers, %v; want 1, nil", i, listed[i], err)
+		}
+	}
+	cancel()
+	for range events {
+	}
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("event stream ended with %v, want context.Canceled", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pings != 1 {
+		t.Errorf("%d pings answered, want 1: one negotiation for all the first calls", d.pings)
+	}
+	if os.Getenv("DOCKER_API_VERSION") == "" {
+		for v, n := range d.versions {
+			if v != fakeDaemonAPIVersion {
+				t.Errorf("%d requests at API version %s, want all at the daemon's %s", n, v, fakeDaemonAPIVersion)
+			}
+		}
 	}
 }

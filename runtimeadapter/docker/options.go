@@ -14,6 +14,25 @@ type options struct {
 	host           string
 	inspectTimeout time.Duration
 	lazy           bool // tests: do not negotiate in New
+	local          map[string]LocalImage
+}
+
+// LocalImage returns the build context of an image that is built on the
+// node rather than pulled (files as BuildImage takes them).
+type LocalImage func() (files map[string][]byte, err error)
+
+// WithLocalImage makes EnsureImage build ref from build's context when it
+// is missing, instead of pulling it: an image no registry has (actorlet's
+// pause image). It is built when first needed, not by New, so a daemon
+// that does not answer yet delays nothing; one build of ref runs at a
+// time, and a failed one is tried again by the next EnsureImage.
+func WithLocalImage(ref string, build LocalImage) Option {
+	return func(o *options) {
+		if o.local == nil {
+			o.local = map[string]LocalImage{}
+		}
+		o.local[ref] = build
+	}
 }
 
 // WithLogger sets the logger for debug messages (cache misses, pulls,

@@ -43,6 +43,11 @@ type Runtime struct {
 	// inspectTimeout bounds each inspect List makes (see WithInspectTimeout).
 	inspectTimeout time.Duration
 
+	// local: images built here when missing (see WithLocalImage);
+	// building (one slot) lets one goroutine at a time build one.
+	local    map[string]LocalImage
+	building chan struct{}
+
 	// mu guards cache, the List inspect cache (see list.go).
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -91,6 +96,7 @@ func New(opts ...Option) (*Runtime, error) {
 	r := &Runtime{
 		cli: cli, log: o.log, cache: map[string]cacheEntry{},
 		negotiating: make(chan struct{}, 1), inspectTimeout: o.inspectTimeout,
+		local: o.local, building: make(chan struct{}, 1),
 	}
 	if !o.lazy {
 		ctx, cancel := context.WithTimeout(context.Background(), negotiateTimeout)

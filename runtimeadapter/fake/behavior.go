@@ -30,6 +30,10 @@ type Behavior struct {
 	// IgnoreSIGTERM: Stop does not end the container at once; it is killed
 	// (exit code 137) when the grace period passes.
 	IgnoreSIGTERM bool
+	// TermDelay: on SIGTERM the container drains for TermDelay, then exits
+	// 0 (a server that traps SIGTERM); killed (exit code 137) if the grace
+	// period ends first. Ignored with IgnoreSIGTERM.
+	TermDelay time.Duration
 	// StartError, when set, makes Start fail with an error wrapping it
 	// and leaves the container as Docker leaves one whose command cannot
 	// run: still "created" (StateUnknown), with no start or finish time,

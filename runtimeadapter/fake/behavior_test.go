@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -162,6 +163,39 @@ func TestIgnoreSIGTERM(t *testing.T) {
 		}
 		if c := inspect(t, rt, id); c.ExitCode != 137 {
 			t.Errorf("zero grace: exit %d, want 137", c.ExitCode)
+		}
+	})
+}
+
+// A container that traps SIGTERM drains for TermDelay and exits 0; one
+// whose grace period is shorter is killed at the grace.
+func TestTermDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := New(WithImages(image))
+		rt.Script(image, Behavior{RunForever: true, TermDelay: 3 * time.Second})
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name       string
+			grace      time.Duration
+			took       time.Duration
+			exitCode   int
+			reasonWant string
+		}{
+			{"drains", 10 * time.Second, 3 * time.Second, 0, "Completed"},
+			{"killed at grace", 2 * time.Second, 2 * time.Second, 137, "Error"},
+		} {
+			id := run(t, rt, spec("u1", "drainer-"+strings.ReplaceAll(tc.name, " ", "-")))
+			start := time.Now()
+			if err := rt.Stop(ctx, id, tc.grace); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d != tc.took {
+				t.Errorf("%s: Stop took %v, want %v", tc.name, d, tc.took)
+			}
+			c := inspect(t, rt, id)
+			if c.State != runtimeadapter.StateExited || c.ExitCode != tc.exitCode || c.Reason != tc.reasonWant {
+				t.Errorf("%s: after Stop: %s exit %d %s, want exited %d %s", tc.name, c.State, c.ExitCode, c.Reason, tc.exitCode, tc.reasonWant)
+			}
 		}
 	})
 }

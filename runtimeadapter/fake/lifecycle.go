@@ -195,7 +195,8 @@ func (r *Runtime) startLocked(id string) error {
 
 // Stop ends a running container: at once with exit code 143, or, if its
 // behaviour has IgnoreSIGTERM, with 137 when grace has passed (at once for
-// grace <= 0); Stop then waits for that, and if ctx ends first returns an
+// grace <= 0), or, if it has a TermDelay shorter than grace, with 0 after
+// TermDelay (else 137 at grace); Stop then waits for that, and if ctx ends first returns an
 // error wrapping runtimeadapter.ErrUnavailable while the kill still
 // happens, as with a daemon that outlives its client. Stopping a container
 // that does not run succeeds; a missing one yields an error wrapping
@@ -214,17 +215,21 @@ func (r *Runtime) Stop(ctx context.Context, id string, grace time.Duration) (err
 		r.mu.Unlock()
 		return errNotFound(MethodStop, id)
 	case !c.running():
-	case !c.behavior.IgnoreSIGTERM:
+	case !c.behavior.IgnoreSIGTERM && c.behavior.TermDelay <= 0:
 		r.exitLocked(c, exitSIGTERM, "")
 	case grace <= 0:
 		r.exitLocked(c, exitSIGKILL, "")
 	default:
 		if c.killTimer == nil {
-			c.killTimer = time.AfterFunc(grace, func() {
+			after, code := grace, exitSIGKILL
+			if !c.behavior.IgnoreSIGTERM && c.behavior.TermDelay < grace {
+				after, code = c.behavior.TermDelay, 0 // drained in time
+			}
+			c.killTimer = time.AfterFunc(after, func() {
 				r.mu.Lock()
 				defer r.mu.Unlock()
 				if !r.closed {
-					r.exitLocked(c, exitSIGKILL, "")
+					r.exitLocked(c, code, "")
 				}
 			})
 		}

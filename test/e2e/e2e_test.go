@@ -204,13 +204,14 @@ func TestLabelledOrphanIsRemoved(t *testing.T) {
 	})
 	keeper := e.waitPodRunning(a, "keeper", "app")
 
-	kills := a.findLogs("killing orphan container")
-	if len(kills) == 0 {
-		t.Errorf("no \"killing orphan container\" log line")
+	// The orphan is removed as a pod (apps, then sandbox) by a pod actor.
+	removals := a.findLogs("removing orphan pod")
+	if len(removals) != 1 || removals[0].str("podUID") != "orphan-uid-"+e.node || removals[0].str("pod") != "default/ghost" {
+		t.Errorf("\"removing orphan pod\" log lines %v, want one, of default/ghost (orphan-uid-%s)", removals, e.node)
 	}
-	for _, l := range kills {
-		if id := l.str("id"); id == "" || !strings.HasPrefix(orphanID, id) {
-			t.Errorf("killed as orphan: %v; only %s is an orphan (keeper: %s)", l, short(orphanID), keeper)
+	for _, l := range a.findLogs("killing container") {
+		if id := l.str("id"); id == "" || !strings.HasPrefix(orphanID, id) || l.str("reason") != "PodRemoved" {
+			t.Errorf("killed: %v; only %s is an orphan (keeper: %s)", l, short(orphanID), keeper)
 		}
 	}
 }
@@ -303,7 +304,7 @@ func TestRestartAfterSIGKILLRecreatesNothing(t *testing.T) {
 		return sameContainers(e.list(), want)
 	})
 	e.requireNotRestarted(want, started)
-	for _, msg := range []string{"sandbox started", "container started", "killing container", "killing orphan container", "adopting existing container"} {
+	for _, msg := range []string{"sandbox started", "container started", "killing container", "removing orphan pod", "adopting existing container"} {
 		if ls := a2.findLogs(msg); len(ls) > 0 {
 			t.Errorf("restarted agent logged %q: %v", msg, ls)
 		}

@@ -102,6 +102,13 @@ type agent struct {
 // (SIGKILL) if it still runs, and its output is logged if the test failed.
 func (e *env) startAgent(name string) *agent {
 	e.t.Helper()
+	return e.startAgentEnv(name, nil)
+}
+
+// startAgentEnv is startAgent with extra environment variables
+// ("KEY=value", e.g. DOCKER_HOST) for the process.
+func (e *env) startAgentEnv(name string, environ []string) *agent {
+	e.t.Helper()
 	args := []string{"run",
 		"--manifests", e.manifests,
 		"--node-name", e.node,
@@ -114,6 +121,9 @@ func (e *env) startAgent(name string) *agent {
 	}
 	a := &agent{t: e.t, name: name, args: args, out: &syncBuffer{}, done: make(chan struct{})}
 	a.cmd = exec.Command(actorletBinary(e.t), args...)
+	if environ != nil {
+		a.cmd.Env = append(os.Environ(), environ...)
+	}
 	a.cmd.Stdout = a.out
 	a.cmd.Stderr = a.out
 	if err := a.cmd.Start(); err != nil {

@@ -14,8 +14,9 @@ package property_test
 // streams; planted containers (no labels, another node's, incomplete
 // labels, orphans of this node); virtual time advances of 0.1–30 s;
 // agent restarts (node.Stop then node.Spawn on the same runtime, in the
-// same or a new ActorSystem, the host feeding its pods again); and runtime
-// outages (every list fails for 5–60 s).
+// same or a new ActorSystem, the host feeding its pods again, some of them
+// edited while the agent was down: a new spec, and a new UID unless the UID
+// is explicit); and runtime outages (every list fails for 5–60 s).
 //
 // At every step, and every 200 ms of virtual time in between, it checks
 // what must hold at every instant:
@@ -25,11 +26,18 @@ package property_test
 //   - invariant 3: a container without actorlet's labels for this node
 //     (none, incomplete, another node's) is never started, stopped or
 //     removed by actorlet (the call log) and never disappears;
+//   - invariant 6: the containers of the node's pods of one namespace/name
+//     belong to one pod UID at most (in any state: a replacement starts only
+//     once the old instance's containers are gone); this is also checked at
+//     every successful runtime Create and Start, the instant a container
+//     comes into being or runs (the node's runtime is the fake wrapped by
+//     the test);
 //   - the node actor answers GetPodStatuses (a hung runtime call never
 //     blocks it);
 //
 // after each agent restart, invariant 4: of the containers that ran, in
-// their pod's current sandbox, with the desired spec, none is stopped,
+// their pod's current sandbox, with the desired spec (pods edited while the
+// agent was down left out), none is stopped,
 // removed or recreated by the new agent (checked over the 3 s after the
 // restart: the new agent's first relists and syncs; a sandbox may stop
 // when its pod's containers ended on their own meanwhile); and during an
@@ -55,6 +63,7 @@ package property_test
 // -rapid.failfile to replay it (add -rapid.v for every case's steps).
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -238,6 +247,62 @@ type world struct {
 	untouchable map[string]string
 	callsSeen   int                    // Calls() already checked for invariant 3
 	busy        atomic.Pointer[string] // set by watchBusyLoops
+	// overlap: the first invariant 6 violation seen at a Create or Start
+	// (by the runtime's callers' goroutines; reported at the next check).
+	overlap atomic.Pointer[string]
+}
+
+// guarded is the runtime the node gets: the case's fake, checking
+// invariant 6 at every successful Create and Start.
+type guarded struct {
+	*fake.Runtime
+	w *world
+}
+
+func (g guarded) Create(ctx context.Context, spec runtimeadapter.ContainerSpec) (string, error) {
+	id, err := g.Runtime.Create(ctx, spec)
+	if err == nil {
+		g.w.checkOneInstance(fake.MethodCreate, id)
+	}
+	return id, err
+}
+
+func (g guarded) Start(ctx context.Context, id string) error {
+	err := g.Runtime.Start(ctx, id)
+	if err == nil {
+		g.w.checkOneInstance(fake.MethodStart, id)
+	}
+	return err
+}
+
+// checkOneInstance records an invariant 6 violation: container id, just
+// created or started, shares its pod's namespace/name with a container of
+// another pod UID.
+func (w *world) checkOneInstance(method, id string) {
+	cs := w.rt.Containers()
+	var self *runtimeadapter.Container
+	for i := range cs {
+		if cs[i].ID == id {
+			self = &cs[i]
+		}
+	}
+	if self == nil {
+		return // removed meanwhile
+	}
+	m, err := runtimeadapter.ParseMeta(self.Labels)
+	if err != nil || m.Node != nodeName {
+		return
+	}
+	for _, c := range cs {
+		o, err := runtimeadapter.ParseMeta(c.Labels)
+		if err != nil || o.Node != nodeName || o.PodUID == m.PodUID || o.PodNamespace != m.PodNamespace || o.PodName != m.PodName {
+			continue
+		}
+		msg := fmt.Sprintf("invariant 6: %s of %s (pod %s/%s, UID %s) at %s while %s of UID %s exists (%s)",
+			method, self.Name, m.PodNamespace, m.PodName, m.PodUID, time.Now().Format("15:04:05.000"), c.Name, o.PodUID, c.State)
+		w.overlap.CompareAndSwap(nil, &msg)
+		return
+	}
 }
 
 func quietSystem() *actor.ActorSystem {
@@ -247,7 +312,7 @@ func quietSystem() *actor.ActorSystem {
 }
 
 func (w *world) spawn() {
-	pid, err := node.Spawn(w.sys.Root, node.Options{NodeName: nodeName, Runtime: w.rt, HostSource: true, RootDir: w.rootDir})
+	pid, err := node.Spawn(w.sys.Root, node.Options{NodeName: nodeName, Runtime: guarded{w.rt, w}, HostSource: true, RootDir: w.rootDir})
 	if err != nil {
 		w.t.Fatalf("spawn node: %v", err)
 	}
@@ -506,13 +571,33 @@ func keyOf(c runtimeadapter.Container) (key, bool) {
 	return key{m.PodUID, m.ContainerName}, true
 }
 
-// checkInstant: invariants 1 and 3, and no busy loop.
+// checkInstant: invariants 1, 3 and 6, and no busy loop.
 func (w *world) checkInstant() {
 	t := w.t
 	if msg := w.busy.Load(); msg != nil {
 		t.Fatalf("%s", *msg)
 	}
+	if msg := w.overlap.Load(); msg != nil {
+		t.Fatalf("%s", *msg)
+	}
 	cs := w.rt.Containers()
+	uids := map[string]map[string]string{} // namespace/name → UID → a container
+	for _, c := range cs {
+		m, err := runtimeadapter.ParseMeta(c.Labels)
+		if err != nil || m.Node != nodeName || !slices.Contains(podNames, m.PodName) { // planted orphans share a name
+			continue
+		}
+		name := m.PodNamespace + "/" + m.PodName
+		if uids[name] == nil {
+			uids[name] = map[string]string{}
+		}
+		uids[name][m.PodUID] = c.Name + " " + string(c.State)
+	}
+	for name, by := range uids {
+		if len(by) > 1 {
+			t.Fatalf("invariant 6: pod %s has containers of %d UIDs: %v", name, len(by), by)
+		}
+	}
 	running := map[key][]string{}
 	for _, c := range cs {
 		if k, ok := keyOf(c); ok && c.State == runtimeadapter.StateRunning {
@@ -643,8 +728,10 @@ func (w *world) restart(fresh bool) {
 	t := w.t
 	before := w.settled()
 	existed := map[string]bool{}
+	podOf := map[string]string{}
 	for _, c := range w.rt.Containers() {
 		existed[c.ID] = true
+		podOf[c.ID] = c.Labels[runtimeadapter.LabelPodName]
 	}
 	mark := len(w.rt.Calls())
 	t.Logf("restart the agent (new ActorSystem: %v; %d settled containers)", fresh, len(before))
@@ -653,6 +740,23 @@ func (w *world) restart(fresh bool) {
 	}
 	w.pid = nil
 	synctest.Wait()
+	// Manifests edited while the agent is down: the new agent replaces
+	// those pods (their containers are no subject of invariant 4).
+	edited := map[string]*v1.Pod{}
+	if len(w.pods) > 0 && rapid.Bool().Draw(t, "editWhileDown") {
+		for _, name := range slices.Sorted(maps.Keys(w.pods)) {
+			if rapid.Bool().Draw(t, "edit/"+name) {
+				edited[name] = drawPod(t, name)
+				w.pods[name] = edited[name]
+			}
+		}
+		t.Logf("while the agent is down, edit %s", describePods(edited))
+	}
+	for id := range before {
+		if edited[podOf[id]] != nil {
+			delete(before, id)
+		}
+	}
 	if fresh {
 		w.sys = quietSystem()
 	}
