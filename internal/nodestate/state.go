@@ -569,3 +569,18 @@ func (s *State) sweepAbandoned(byUID map[types.UID][]runtimeadapter.Container, o
 		s.emit(RemoveContainers{UID: r.UID, Name: r.Name, Containers: cs})
 	}
 }
+
+// PodName is the namespace/name of pod uid while it is desired or
+// terminating, else "".
+func (s *State) PodName(uid types.UID) string {
+	r := s.pods[uid]
+	switch {
+	case r == nil:
+		return ""
+	case r.Desired() != nil:
+		return nsName(r.Desired())
+	case r.Phase.terminating():
+		return r.Name
+	}
+	return ""
+}
