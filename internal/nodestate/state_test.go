@@ -244,6 +244,28 @@ func TestLifecycle(t *testing.T) {
 			records: []string{"uid-new default/web Running"},
 		},
 		{
+			name:    "an edit of a source's set (ApplyPod, DeletePod) does not sync it: orphans still linger",
+			sources: []string{"file", "host"},
+			steps: []step{
+				{synced("file"), nil},
+				{SourceSet{Source: "host", Pods: []*v1.Pod{a}}, nil},
+				{listing(3, oldWeb...), []string{"linger default/web(uid-old)", "add default/a(uid-a)"}},
+				{synced("host", a), nil},
+				{listing(5, oldWeb...), []string{"remove orphan default/web(uid-old)"}},
+			},
+			records: []string{"uid-a default/a Running", "uid-old default/web Terminating"},
+		},
+		{
+			name: "a pod removed while it waits leaves nothing; a late report of the end of an unknown removal is ignored",
+			steps: []step{
+				{synced("file", a), nil},
+				{synced("file"), nil},
+				{RemovalDone{UID: "uid-a", At: at(3)}, nil},
+				{terminated("uid-a"), nil},
+				{listing(5), nil},
+			},
+		},
+		{
 			name: "containers of another node or without actorlet's labels are never orphans (invariant 3)",
 			steps: []step{
 				{synced("file"), nil},
