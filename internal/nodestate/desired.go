@@ -123,8 +123,8 @@ func (s *State) admitted(p *v1.Pod) []*v1.Pod {
 		return nil
 	}
 	var out []*v1.Pod
-	for _, r := range s.pods {
-		if r.Phase == Running || r.Phase == Failed {
+	for _, ph := range []Phase{Running, Failed} {
+		for _, r := range s.byPhase[ph] {
 			out = append(out, r.Pod)
 		}
 	}
@@ -150,11 +150,11 @@ func (s *State) blocker(p *v1.Pod) *Record {
 
 // sendWaiting sends the waiting pods that may run now, in admission order.
 func (s *State) sendWaiting() {
-	if len(s.waiting) == 0 {
+	if len(s.byPhase[Waiting]) == 0 {
 		return
 	}
-	order := make([]*v1.Pod, 0, len(s.waiting))
-	for _, r := range s.waiting {
+	order := make([]*v1.Pod, 0, len(s.byPhase[Waiting]))
+	for _, r := range s.byPhase[Waiting] {
 		order = append(order, r.Pod)
 	}
 	for _, p := range AdmissionOrder(order) {

@@ -20,9 +20,9 @@ import (
 // pods linger, and a pod of their name waits for them too. Containers
 // without actorlet's labels for this node are never touched.
 func (s *State) sweep(cs []runtimeadapter.Container, observedAt, now time.Time) {
-	for _, r := range s.pods {
-		if !r.GoneAt.IsZero() && observedAt.After(r.GoneAt) {
-			r.GoneAt = time.Time{} // this listing is newer than the pod's end: trust it
+	for _, r := range s.marked {
+		if observedAt.After(r.GoneAt) {
+			s.markGone(r, time.Time{}) // this listing is newer than the pod's end: trust it
 			if r.Phase == Gone {
 				s.release(r)
 			}
@@ -46,8 +46,8 @@ func (s *State) sweep(cs []runtimeadapter.Container, observedAt, now time.Time) 
 		orphans[uid] = meta.PodNamespace + "/" + meta.PodName
 	}
 	released := false
-	for _, r := range s.pods {
-		if _, ok := orphans[r.UID]; r.Phase == Lingering && !ok {
+	for _, r := range s.byPhase[Lingering] {
+		if _, ok := orphans[r.UID]; !ok {
 			s.release(r) // gone meanwhile (removed from outside)
 			released = true
 		}

@@ -57,7 +57,7 @@ func (s *State) terminated(uid types.UID, now time.Time) {
 	if r == nil || !r.Phase.terminating() {
 		return
 	}
-	r.GoneAt = now // listings older than this still show its containers
+	s.markGone(r, now) // listings older than this still show its containers
 	if r.Pod != nil {
 		s.emit(Publish{Pod: r.Pod, Status: r.Status, Removed: true})
 	}
@@ -77,10 +77,8 @@ func (s *State) terminated(uid types.UID, now time.Time) {
 // being removed (its pod actors are gone).
 func (s *State) routerRestarted() {
 	var run []*v1.Pod
-	for _, r := range s.pods {
-		if r.Phase == Running {
-			run = append(run, r.Pod)
-		}
+	for _, r := range s.byPhase[Running] {
+		run = append(run, r.Pod)
 	}
 	for _, p := range AdmissionOrder(run) {
 		s.emit(SendSpec{Pod: p})
@@ -93,7 +91,7 @@ func (s *State) routerRestarted() {
 // checkDrained reports Drained after a Drain once no pod is left running
 // or stopping, orphan pods included, and a listing has shown it.
 func (s *State) checkDrained() {
-	if !s.draining || s.drainers == 0 || s.stopping > 0 || !s.relisted {
+	if !s.draining || s.drainers == 0 || s.stopping() > 0 || !s.relisted {
 		return
 	}
 	s.drainers = 0

@@ -33,12 +33,13 @@ type State struct {
 	// byName indexes every record by namespace/name: the pods a
 	// replacement may have to wait for (invariant 6).
 	byName map[string]map[types.UID]*Record
-	// waiting holds the Waiting records: the pods to send when what they
-	// wait for ends.
-	waiting map[types.UID]*Record
-	// stopping counts Terminating, Abandoned and Lingering records: a
-	// drain is over when none is left.
-	stopping int
+	// byPhase indexes every record by its phase: the Waiting pods to send
+	// when what they wait for ends, the Running ones a host port may clash
+	// with, the stopping ones a drain waits for...
+	byPhase [Gone + 1]map[types.UID]*Record
+	// marked holds the records with a gone mark (GoneAt), which each
+	// listing checks.
+	marked map[types.UID]*Record
 
 	// relisted: a listing has been seen. No pod is sent before (an old
 	// instance of its name could still run).
@@ -55,7 +56,7 @@ func New(node string, sources []string) *State {
 		node: node, sources: slices.Clone(sources),
 		sets: map[string][]*v1.Pod{}, synced: map[string]bool{},
 		pods: map[types.UID]*Record{}, byName: map[string]map[types.UID]*Record{},
-		waiting: map[types.UID]*Record{},
+		marked: map[types.UID]*Record{},
 	}
 }
 
@@ -123,11 +124,9 @@ func (s *State) Records() []*Record {
 
 // inPhase is the records in phase ph, by UID.
 func (s *State) inPhase(ph Phase) []*Record {
-	var out []*Record
-	for _, r := range s.pods {
-		if r.Phase == ph {
-			out = append(out, r)
-		}
+	out := make([]*Record, 0, len(s.byPhase[ph]))
+	for _, r := range s.byPhase[ph] {
+		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
 	return out
@@ -187,22 +186,33 @@ func (s *State) rename(r *Record, name string) {
 	}
 }
 
-func stops(ph Phase) bool { return ph.terminating() || ph == Lingering }
+// stopping is how many pods are being removed or linger: a drain is
+// over when none is left.
+func (s *State) stopping() int {
+	return len(s.byPhase[Terminating]) + len(s.byPhase[Abandoned]) + len(s.byPhase[Lingering])
+}
+
+// markGone sets or (with a zero at) clears r's gone mark.
+func (s *State) markGone(r *Record, at time.Time) {
+	r.GoneAt = at
+	if at.IsZero() {
+		delete(s.marked, r.UID)
+	} else {
+		s.marked[r.UID] = r
+	}
+}
 
 // setPhase moves r to ph, keeping the indexes.
 func (s *State) setPhase(r *Record, ph Phase) {
-	if stops(r.Phase) {
-		s.stopping--
-	}
-	if r.Phase == Waiting {
-		delete(s.waiting, r.UID)
+	if r.Phase != 0 {
+		delete(s.byPhase[r.Phase], r.UID)
 	}
 	r.Phase = ph
-	if stops(ph) {
-		s.stopping++
-	}
-	if ph == Waiting {
-		s.waiting[r.UID] = r
+	if ph != 0 {
+		if s.byPhase[ph] == nil {
+			s.byPhase[ph] = map[types.UID]*Record{}
+		}
+		s.byPhase[ph][r.UID] = r
 	}
 	if ph != Abandoned {
 		r.AbandonedAt, r.Removing = time.Time{}, false
@@ -221,5 +231,6 @@ func (s *State) release(r *Record) {
 	}
 	s.setPhase(r, 0)
 	s.unindex(r)
+	delete(s.marked, r.UID)
 	delete(s.pods, r.UID)
 }

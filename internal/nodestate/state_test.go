@@ -400,7 +400,7 @@ func TestLifecycle(t *testing.T) {
 // checkIndexes checks the indexes against the records.
 func checkIndexes(t *testing.T, s *State) {
 	t.Helper()
-	n, stopping, waiting := 0, 0, 0
+	n, stopping, marked := 0, 0, 0
 	for name, m := range s.byName {
 		for uid, r := range m {
 			n++
@@ -413,18 +413,25 @@ func checkIndexes(t *testing.T, s *State) {
 		if r.UID != uid || r.Phase == 0 {
 			t.Fatalf("record %s: %s", uid, summary(r))
 		}
-		if stops(r.Phase) {
+		if r.Phase.terminating() || r.Phase == Lingering {
 			stopping++
 		}
-		if r.Phase == Waiting {
-			waiting++
-			if s.waiting[uid] != r {
-				t.Fatalf("waiting pod %s not indexed", uid)
+		if s.byPhase[r.Phase][uid] != r {
+			t.Fatalf("record %s not indexed by its phase", summary(r))
+		}
+		if !r.GoneAt.IsZero() {
+			marked++
+			if s.marked[uid] != r {
+				t.Fatalf("record %s not indexed as gone", summary(r))
 			}
 		}
 	}
-	if n != len(s.pods) || stopping != s.stopping || waiting != len(s.waiting) {
-		t.Fatalf("indexes: %d by name, %d stopping, %d waiting; records: %d, %d stopping, %d waiting",
-			n, s.stopping, len(s.waiting), len(s.pods), stopping, waiting)
+	inPhases := 0
+	for _, m := range s.byPhase {
+		inPhases += len(m)
+	}
+	if n != len(s.pods) || inPhases != len(s.pods) || stopping != s.stopping() || marked != len(s.marked) {
+		t.Fatalf("indexes: %d by name, %d by phase, %d stopping, %d marked; records: %d, %d stopping, %d marked",
+			n, inPhases, s.stopping(), len(s.marked), len(s.pods), stopping, marked)
 	}
 }
