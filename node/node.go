@@ -92,7 +92,8 @@ type Options struct {
 	// RootDir holds pod directories (emptyDir volumes); default
 	// /var/lib/actorlet. AllowPrivileged and AllowHostPath let pods ask for
 	// privileged containers and hostPath volumes (default: refused). Give
-	// your own sources the same permissions (dir.WithValidation).
+	// your own sources the same permissions (dir.WithValidation with a
+	// sources.Validation).
 	RootDir                        string
 	AllowPrivileged, AllowHostPath bool
 	// InstrumentRuntime times and counts the runtime's operations in
