@@ -23,7 +23,7 @@ build: $(PAUSE_BIN)
 
 # The test workload image the examples run (built from ./images/testworkload).
 images:
-	$(GO) run ./internal/testimages/cmd/buildimages
+	$(GO) run ./test/support/testimages/cmd/buildimages
 
 run: build images
 	@echo "actorlet: node $(NODE), manifests examples/ (Ctrl-C leaves the pods running; make clean-pods removes them)"

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
+	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
 
@@ -83,4 +85,32 @@ func ExampleSpawn_missingRuntime() {
 	_, err := node.Spawn(quietSystem().Root, node.Options{NodeName: "n"})
 	fmt.Println(err)
 	// Output: invalid node options: Runtime is required
+}
+
+// A service that serves its own metrics builds the node with New: the
+// node's metrics go on the service's registry, and Runtime is the
+// instrumented runtime for the service's own runtime calls.
+func ExampleNew() {
+	sys := quietSystem()
+	rt := fake.New(fake.AutoImages(true))
+	defer rt.Close()
+	reg := prometheus.NewRegistry()
+	n, err := node.New(node.Options{
+		NodeName: "example3", Runtime: rt, HostSource: true,
+		Metrics: reg, InstrumentRuntime: true,
+		RuntimeTimeout: time.Minute, ListTimeout: 5 * time.Second, MaxEvents: 100,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pid, err := n.Spawn(sys.Root)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer node.Stop(sys.Root, pid, 10*time.Second)
+	_, instrumented := n.Runtime().(interface{ Unwrap() runtimeadapter.Runtime })
+	fmt.Println(pid.Id, instrumented)
+	// Output: node-example3 true
 }

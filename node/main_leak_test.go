@@ -3,7 +3,7 @@ package node_test
 import (
 	"testing"
 
-	"github.com/actorlet/actorlet/internal/leakcheck"
+	"github.com/actorlet/actorlet/test/support/leakcheck"
 )
 
 // TestMain fails the package when a goroutine started by its tests is

@@ -3,8 +3,12 @@
 // another Go service's protoactor-go ActorSystem, next to that service's
 // own actors.
 //
-// Spawn a node with Spawn (or take its Props), talk to it with the
-// messages in package messages, and stop it with Stop:
+// Spawn a node with Spawn (or New, then Node.Spawn or Node.Props), talk
+// to it with the messages in package messages, and stop it with Stop.
+// The actorlet binary builds its node the same way, so whatever
+// `actorlet run` promises (runtime deadlines, CrashLoopBackOff and each
+// container's last exit kept across restarts in a file, event limits,
+// metrics) an embedder gets through Options:
 //
 //   - pods come from Options.Sources (sources/dir, sources/url, your own
 //     sources.Source) and from the host itself: SetHostPods (a full set),
@@ -45,6 +49,28 @@ import (
 // another).
 const DefaultPodInfraImage = "actorlet/pause:" + version.Version
 
+// Defaults of Options' zero fields (`actorlet run`'s flag defaults).
+const (
+	// DefaultRelistPeriod is the PLEG's relist period (1 s, as the kubelet).
+	DefaultRelistPeriod = actors.DefaultRelistPeriod
+	// DefaultEventRelistPeriod is the safety-net relist period while the
+	// runtime's event stream is healthy (5 s).
+	DefaultEventRelistPeriod = actors.DefaultEventRelistPeriod
+	// DefaultRuntimeTimeout bounds one create, start or remove call, and a
+	// stop on top of its grace period (2 min, as the kubelet's
+	// --runtime-request-timeout).
+	DefaultRuntimeTimeout = actors.DefaultRuntimeTimeout
+	// DefaultListTimeout bounds one list of the node's containers, its
+	// inspections included (10 s).
+	DefaultListTimeout = actors.DefaultListTimeout
+	// DefaultRelistThreshold: the node is unhealthy (GetHealth) when its
+	// last successful relist is older than this (3 min, as the kubelet's
+	// PLEG health check).
+	DefaultRelistThreshold = actors.DefaultRelistThreshold
+	// DefaultMaxEvents is how many events the node keeps (GetEvents).
+	DefaultMaxEvents = actors.DefaultMaxEvents
+)
+
 // Options configure a node. NodeName and Runtime are required.
 type Options struct {
 	// NodeName is recorded on every container; the node only ever touches
@@ -76,8 +102,16 @@ type Options struct {
 	// Backoff is the CrashLoopBackOff curve (default, as the kubelet: a
 	// first exit restarts at once, later ones wait 10 s doubling to 300 s,
 	// and the back-off resets when an exit comes more than 600 s after the
-	// last restart). The node keeps each container's last exit in memory.
+	// last restart).
 	Backoff *supervision.BackoffPolicy
+	// History keeps each container's last exit and CrashLoopBackOff
+	// outside the pod actors, so a restarted pod actor does not run
+	// completed work again and goes on with the same restart counts and
+	// curve. Default: in memory, for the node's life. With a file
+	// (supervision.NewHistory(path)) this holds across a restart of the
+	// service too, as `actorlet run`'s <root-dir>/nodes/<node>.containers.json.
+	// Give each node its own History.
+	History *supervision.History
 	// MaxPodRestarts within PodRestartWindow bound pod actor restarts after
 	// panics (default 5 within 1 min).
 	MaxPodRestarts   int
@@ -92,17 +126,35 @@ type Options struct {
 	// RootDir holds pod directories (emptyDir volumes); default
 	// /var/lib/actorlet. AllowPrivileged and AllowHostPath let pods ask for
 	// privileged containers and hostPath volumes (default: refused). Give
-	// your own sources the same permissions (dir.WithValidation).
+	// your own sources the same permissions (dir.WithValidation with a
+	// sources.Validation).
 	RootDir                        string
 	AllowPrivileged, AllowHostPath bool
 	// InstrumentRuntime times and counts the runtime's operations in
-	// Metrics (ignored without Metrics).
+	// Metrics (ignored without Metrics); Node.Runtime returns the
+	// instrumented runtime for the host's own calls (e.g. logs).
 	InstrumentRuntime bool
+	// RuntimeTimeout is the deadline of one create, start or remove call,
+	// and of a stop on top of its grace period (default
+	// DefaultRuntimeTimeout, 2 min).
+	RuntimeTimeout time.Duration
+	// ListTimeout is the deadline of one list of the node's containers,
+	// its inspections included (default DefaultListTimeout, 10 s).
+	ListTimeout time.Duration
+	// RelistThreshold: GetHealth reports the PLEG unhealthy when its last
+	// successful relist is older than this (default
+	// DefaultRelistThreshold, 3 min).
+	RelistThreshold time.Duration
+	// MaxEvents is how many events the node keeps for GetEvents, the
+	// oldest dropped first (default DefaultMaxEvents).
+	MaxEvents int
 }
 
 // ErrOptions: the options are unusable.
 var ErrOptions = errors.New("invalid node options")
 
+// config checks o and builds the actor tree's configuration, with the
+// node's metrics (registered on o.Metrics) and instrumented runtime.
 func (o Options) config() (actors.Config, error) {
 	if o.NodeName == "" {
 		return actors.Config{}, fmt.Errorf("%w: NodeName is required", ErrOptions)
@@ -140,33 +192,71 @@ func (o Options) config() (actors.Config, error) {
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
 		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath},
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
-		Backoff: b, HostSource: o.HostSource,
+		Backoff: b, History: o.History, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
+		RuntimeTimeout: o.RuntimeTimeout, ListTimeout: o.ListTimeout,
+		RelistThreshold: o.RelistThreshold, MaxEvents: o.MaxEvents,
 		Logger: o.Logger,
 	}, nil
 }
 
-// Props returns the props of a node actor for o.
-func Props(o Options) (*actor.Props, error) {
+// Node is a node built from Options and not yet spawned: New checks the
+// options and makes what the node runs on once (its metrics, registered
+// on Options.Metrics, and its instrumented runtime). Spawn it once.
+type Node struct {
+	name    string
+	cfg     actors.Config
+	sources []sources.Source
+}
+
+// New checks o and builds a node from it. The error wraps ErrOptions
+// when o is unusable. (New registers the node's metrics on o.Metrics, so
+// call it once per registry.)
+func New(o Options) (*Node, error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	return actors.NodeProps(cfg, o.Sources...), nil
+	return &Node{name: o.NodeName, cfg: cfg, sources: o.Sources}, nil
 }
 
-// Spawn starts a node under parent (the ActorSystem's Root, or an actor's
-// context to make the node its child) named "node-<NodeName>".
-func Spawn(parent actor.SpawnerContext, o Options) (*actor.PID, error) {
-	props, err := Props(o)
+// Runtime is the runtime the node calls: Options.Runtime, timed and
+// counted in Options.Metrics when Options.InstrumentRuntime is set. Give
+// the host's own calls to the runtime (e.g. reading logs) this one, so
+// the metrics count them as well.
+func (n *Node) Runtime() runtimeadapter.Runtime { return n.cfg.Runtime }
+
+// Props returns the props of the node actor.
+func (n *Node) Props() *actor.Props { return actors.NodeProps(n.cfg, n.sources...) }
+
+// Spawn starts the node under parent (the ActorSystem's Root, or an
+// actor's context to make the node its child) named "node-<NodeName>".
+func (n *Node) Spawn(parent actor.SpawnerContext) (*actor.PID, error) {
+	pid, err := parent.SpawnNamed(n.Props(), "node-"+n.name)
+	if err != nil {
+		return nil, fmt.Errorf("spawn node %s: %w", n.name, err)
+	}
+	return pid, nil
+}
+
+// Props returns the props of a node actor for o: New(o), then its Props.
+func Props(o Options) (*actor.Props, error) {
+	n, err := New(o)
 	if err != nil {
 		return nil, err
 	}
-	pid, err := parent.SpawnNamed(props, "node-"+o.NodeName)
+	return n.Props(), nil
+}
+
+// Spawn starts a node for o under parent (the ActorSystem's Root, or an
+// actor's context to make the node its child) named "node-<NodeName>":
+// New(o), then its Spawn.
+func Spawn(parent actor.SpawnerContext, o Options) (*actor.PID, error) {
+	n, err := New(o)
 	if err != nil {
-		return nil, fmt.Errorf("spawn node %s: %w", o.NodeName, err)
+		return nil, err
 	}
-	return pid, nil
+	return n.Spawn(parent)
 }
 
 // Stop stops the node and its whole actor tree and waits for it, at most

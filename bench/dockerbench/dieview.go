@@ -9,7 +9,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // DieView is what Docker's API says about a container right after its die

@@ -31,11 +31,11 @@ import (
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/bench/pipeline"
 	"github.com/actorlet/actorlet/internal/podsync"
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	"github.com/actorlet/actorlet/supervision"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // BenchLabel marks the containers the benchmark creates without actorlet

@@ -20,8 +20,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // Idle is the idle CPU of one agent run.

@@ -8,9 +8,9 @@ import (
 	"github.com/docker/docker/api/types/container"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/supervision"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // restartStagger separates the starts of the fresh containers, so that

@@ -14,9 +14,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/supervision"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // StartActorlet gives a fresh node n pods at once (SetHostPods: the

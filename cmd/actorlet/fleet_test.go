@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
 	"github.com/actorlet/actorlet/internal/fleet"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
 )
 
 // TestBinaryLinksNoEtcdServer: the binary links etcd's client, never its
@@ -31,7 +31,7 @@ func TestBinaryLinksNoEtcdServer(t *testing.T) {
 	deps := strings.Fields(string(out))
 	client := false
 	for _, d := range deps {
-		if strings.HasPrefix(d, "go.etcd.io/etcd/server/") || strings.HasSuffix(d, "/internal/etcdtest") {
+		if strings.HasPrefix(d, "go.etcd.io/etcd/server/") || strings.HasSuffix(d, "/test/support/etcdtest") {
 			t.Errorf("the actorlet binary links %s", d)
 		}
 		client = client || d == "go.etcd.io/etcd/client/v3"

@@ -16,17 +16,15 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/internal/fleet"
 	"github.com/actorlet/actorlet/internal/logging"
-	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/nodeapi"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
-	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
@@ -42,7 +40,7 @@ const startPingTimeout = 5 * time.Second
 
 // stopPodsTimeout bounds --stop-pods-on-exit: the default grace period
 // (30 s) plus the runtime's slow-call deadline (2 min).
-const stopPodsTimeout = 30*time.Second + actors.DefaultRuntimeTimeout
+const stopPodsTimeout = 30*time.Second + node.DefaultRuntimeTimeout
 
 type runFlags struct {
 	manifests      string
@@ -96,15 +94,15 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container")
 	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
-	fl.DurationVar(&f.relistPeriod, "relist-period", actors.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is not healthy: down, silent or unconfirmed; or with --runtime-events=false)")
+	fl.DurationVar(&f.relistPeriod, "relist-period", node.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is not healthy: down, silent or unconfirmed; or with --runtime-events=false)")
 	fl.BoolVar(&f.events, "runtime-events", true, "follow Docker's event stream so a container's death is seen in milliseconds (a broken or silent stream is resubscribed)")
-	fl.DurationVar(&f.eventRelist, "event-relist-period", actors.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
+	fl.DurationVar(&f.eventRelist, "event-relist-period", node.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
 	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff: the first non-zero delay (a container's first exit restarts at once, the next waits this long, doubling per exit up to --backoff-max, as the kubelet; both 0: always restart at once)")
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff: the longest delay; the back-off resets when an exit comes more than twice this after the last restart")
 	fl.IntVar(&f.maxRestarts, "max-pod-restarts", supervision.DefaultMaxRestarts, "a pod actor that panics is restarted at most this many times within --pod-restart-window; past that its pod is Failed (reason PodActorFailed) until its spec changes")
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
-	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", actors.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
-	fl.DurationVar(&f.listTimeout, "list-timeout", actors.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
+	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", node.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
+	fl.DurationVar(&f.listTimeout, "list-timeout", node.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
@@ -194,26 +192,23 @@ func run(ctx context.Context, f runFlags) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := metrics.New(reg)
-	instrumented := metrics.InstrumentRuntime(rt, m)
 
 	// Each container's last exit and CrashLoopBackOff survive a restart of
 	// the agent in a small state file next to the node lock (restart
 	// counts are also in labels); the back-off file of older versions is
 	// read once and replaced.
-	policy := supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax}
 	nodes := filepath.Join(rootDir, "nodes")
 	history, err := supervision.NewHistory(filepath.Join(nodes, f.nodeName+".containers.json"),
 		supervision.WithLegacyBackoffFile(filepath.Join(nodes, f.nodeName+".backoff.json")))
 	if err != nil {
 		log.Warn("container history unreadable; starting with none", zap.Error(err))
 	}
-	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
-	cfg := actors.Config{
+	// The binary is an embedder like any other: everything it asks of the
+	// node is in node.Options.
+	n, err := node.New(node.Options{
 		NodeName:      f.nodeName,
-		Runtime:       instrumented,
-		Metrics:       m,
-		Spec:          podsync.SpecOptions{RootDir: rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath},
+		Runtime:       rt,
+		Sources:       srcs,
 		PodInfraImage: f.podInfraImage,
 		RelistPeriod:  f.relistPeriod,
 		EventRelistPeriod: func() time.Duration {
@@ -222,19 +217,27 @@ func run(ctx context.Context, f runFlags) error {
 			}
 			return f.eventRelist
 		}(),
-		Backoff:        policy,
+		Backoff:        &supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax},
 		History:        history,
 		MaxPodRestarts: f.maxRestarts, PodRestartWindow: f.restartWindow,
+		Logger:            log,
+		Metrics:           reg,
+		InstrumentRuntime: true,
+		RootDir:           rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath,
 		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
-		Logger: log,
-	}
-	pid, err := sys.Root.SpawnNamed(actors.NodeProps(cfg, srcs...), "node")
+	})
 	if err != nil {
-		return fmt.Errorf("spawn node actor: %w", err)
+		return err
+	}
+	instrumented := n.Runtime()
+	sys := actor.NewActorSystem(logging.ActorSystemOption(log))
+	pid, err := n.Spawn(sys.Root)
+	if err != nil {
+		return err
 	}
 	stopFleet, err := startFleet(f, log, ec, keys, sys.Root, pid)
 	if err != nil {
-		_ = actors.StopNode(sys.Root, pid, exitTimeout)
+		_ = node.Stop(sys.Root, pid, exitTimeout)
 		return err
 	}
 	defer stopFleet() // on the error paths; the normal exit stops it before the node
@@ -246,7 +249,7 @@ func run(ctx context.Context, f runFlags) error {
 		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}, opts)
 		if apiAddr, err = srv.Start(ctx); err != nil {
 			stopFleet()
-			_ = actors.StopNode(sys.Root, pid, exitTimeout)
+			_ = node.Stop(sys.Root, pid, exitTimeout)
 			return fmt.Errorf("API: %w", err)
 		}
 		defer func() {
@@ -273,7 +276,7 @@ func run(ctx context.Context, f runFlags) error {
 		}
 	}
 	stopFleet()
-	if err := actors.StopNode(sys.Root, pid, exitTimeout); err != nil {
+	if err := node.Stop(sys.Root, pid, exitTimeout); err != nil {
 		log.Warn("actor tree did not stop in time; exiting anyway", zap.Error(err))
 	}
 	sys.Shutdown()

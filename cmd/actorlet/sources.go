@@ -9,7 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/sources"
 	"github.com/actorlet/actorlet/sources/dir"
 	etcdsource "github.com/actorlet/actorlet/sources/etcd"
@@ -70,6 +69,6 @@ func sourceNames(srcs []sources.Source) []string {
 }
 
 // validation is what the operator allows in manifests.
-func (f runFlags) validation() manifest.ValidationOptions {
-	return manifest.ValidationOptions{AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath}
+func (f runFlags) validation() sources.Validation {
+	return sources.Validation{AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath}
 }

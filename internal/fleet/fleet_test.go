@@ -13,11 +13,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
 )
 
 // These tests run the Publisher against a real etcd started in the test

@@ -12,10 +12,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
-	"github.com/actorlet/actorlet/internal/leakcheck"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/sources/etcd"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
+	"github.com/actorlet/actorlet/test/support/leakcheck"
 )
 
 // TestMain fails the package when a goroutine started by its tests is

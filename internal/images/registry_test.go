@@ -11,10 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/images"
-	"github.com/actorlet/actorlet/internal/testimages"
-	"github.com/actorlet/actorlet/internal/testregistry"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
+	"github.com/actorlet/actorlet/test/support/testregistry"
 )
 
 // These tests pull from a registry served in-process on 127.0.0.1 through

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/actorlet/actorlet/internal/pauseimage"
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // uniqueTag returns a pause image tag of this test only, removed at test end.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // fixture is one test's node: its own node name and pod UID, and a Runtime

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // A fresh Runtime's first calls may come at once from two goroutines: the

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testregistry"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testregistry"
 )
 
 // removeImageAtEnd removes ref from the daemon when t ends, if present.

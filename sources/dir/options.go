@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/actorlet/actorlet/internal/manifest"
+	"github.com/actorlet/actorlet/sources"
 
 	"go.uber.org/zap"
 )
@@ -56,6 +57,6 @@ func WithLogger(l *zap.Logger) Option {
 
 // WithValidation sets what the operator allows in manifests (privileged
 // containers, hostPath volumes); default: neither.
-func WithValidation(v manifest.ValidationOptions) Option {
-	return func(s *Source) { s.validate = v }
+func WithValidation(v sources.Validation) Option {
+	return func(s *Source) { s.validate = manifest.ValidationOptions(v) }
 }

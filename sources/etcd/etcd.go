@@ -109,8 +109,8 @@ func WithLogger(l *zap.Logger) Option {
 
 // WithValidation sets what the operator allows in pods (privileged
 // containers, hostPath volumes); default: neither.
-func WithValidation(v manifest.ValidationOptions) Option {
-	return func(s *Source) { s.validate = v }
+func WithValidation(v sources.Validation) Option {
+	return func(s *Source) { s.validate = manifest.ValidationOptions(v) }
 }
 
 // WithProbePeriod sets how often a watching source probes etcd (default

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
 )
 
 // These tests run the Source against a real etcd started in the test
-// process (internal/etcdtest). They never sleep: they wait for updates,
+// process (test/support/etcdtest). They never sleep: they wait for updates,
 // with a deadline.
 
 func TestKeys(t *testing.T) {

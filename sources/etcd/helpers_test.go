@@ -11,9 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
-	"github.com/actorlet/actorlet/internal/leakcheck"
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
+	"github.com/actorlet/actorlet/test/support/leakcheck"
 )
 
 // TestMain fails the package when a goroutine started by its tests is

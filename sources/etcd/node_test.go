@@ -10,11 +10,11 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
 )
 
 // TestNodeHealthShowsUnreachableEtcd runs a node (on the fake runtime)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/actorlet/actorlet/internal/manifest"
+	"github.com/actorlet/actorlet/sources"
 )
 
 // Defaults for New's options.
@@ -102,6 +103,6 @@ func validHeaderName(name string) bool {
 
 // WithValidation sets what the operator allows in manifests (privileged
 // containers, hostPath volumes); default: neither.
-func WithValidation(v manifest.ValidationOptions) Option {
-	return func(s *Source) { s.validate = v }
+func WithValidation(v sources.Validation) Option {
+	return func(s *Source) { s.validate = manifest.ValidationOptions(v) }
 }

@@ -15,7 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // The agent's read-only API end to end: /pods lists the pods with status,

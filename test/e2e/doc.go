@@ -3,6 +3,6 @@
 // observe the containers it manages (and the ones it must leave alone).
 //
 // The tests need Docker: without it they skip, or fail when CI=true (see
-// internal/testimages). Each test has its own node name, root directory and
+// test/support/testimages). Each test has its own node name, root directory and
 // manifest directory, and removes its containers at the end.
 package e2e

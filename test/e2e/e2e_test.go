@@ -11,8 +11,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // expectedName is the documented runtime name of a container:

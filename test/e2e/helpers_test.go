@@ -19,9 +19,9 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // Timing of the tests. The agent runs with a 1 s relist period and a

@@ -10,8 +10,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // A container whose command does not exist cannot start: Docker creates it

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/actorlet/actorlet/internal/testbin"
+	"github.com/actorlet/actorlet/test/support/testbin"
 )
 
 func TestMain(m *testing.M) { testbin.Main(m) }

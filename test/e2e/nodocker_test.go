@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/dockerproxy"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/dockerproxy"
 )
 
 // deadSocket makes a Docker socket path whose daemon is down (the file is

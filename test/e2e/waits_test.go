@@ -8,8 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // waitingIn waits until /pods shows container name of podName waiting with

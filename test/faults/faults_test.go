@@ -1,5 +1,5 @@
 // Package faults tests actorlet against real Docker through a
-// fault-injecting proxy on the Docker socket (internal/dockerproxy): the
+// fault-injecting proxy on the Docker socket (test/support/dockerproxy): the
 // daemon unreachable, slow, hung for one pod, and its event stream broken
 // or silent.
 // Each test runs a node actor tree in this process on its own node name,
@@ -7,7 +7,7 @@
 // directly, and removes the node's containers at the end.
 //
 // The tests need Docker: without it they skip, or fail when CI=true (see
-// internal/testimages).
+// test/support/testimages).
 package faults
 
 import (
@@ -27,13 +27,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/actors"
-	"github.com/actorlet/actorlet/internal/dockerproxy"
 	"github.com/actorlet/actorlet/internal/podsync"
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	"github.com/actorlet/actorlet/supervision"
+	"github.com/actorlet/actorlet/test/support/dockerproxy"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // Timing. Deadlines leave room for a loaded machine; nothing sleeps to

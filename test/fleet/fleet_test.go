@@ -11,9 +11,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/etcdtest"
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/sources/etcd"
+	"github.com/actorlet/actorlet/test/support/etcdtest"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // TestFleet runs three agents (nodes a, b and c) against one etcd and

@@ -19,9 +19,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // Timing. The agents relist every second and hold 4 s heartbeat leases,

@@ -3,7 +3,7 @@
 // ./images/pause) and the test workload (testimages.TestWorkloadTag).
 // Run it from inside the repository:
 //
-//	go run ./internal/testimages/cmd/buildimages
+//	go run ./test/support/testimages/cmd/buildimages
 package main
 
 import (
@@ -12,8 +12,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 func main() {

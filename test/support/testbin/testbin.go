@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // BuildTimeout bounds the one `go build` of the agent.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 func TestModuleRoot(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/actorlet/actorlet/internal/testregistry"
+	"github.com/actorlet/actorlet/test/support/testregistry"
 )
 
 func TestPushAndFetch(t *testing.T) {

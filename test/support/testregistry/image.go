@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // compileTimeout bounds the one compilation of the test workload.

@@ -19,7 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/actorlet/actorlet/internal/dockerproxy"
+	"github.com/actorlet/actorlet/test/support/dockerproxy"
 )
 
 func TestMain(m *testing.M) {
