@@ -60,6 +60,21 @@ var eventCases = []testCase{
 		}
 		s.next(id, runtimeadapter.EventStart)
 	}},
+	{"FailedStartEmitsNothingAndRemoveDestroys", func(e *env) {
+		s := e.events()
+		broken := e.create(e.app("broken", Workload{CannotStart: true}))
+		if err := e.Runtime.Start(e.ctx, broken); err == nil {
+			e.t.Fatal("start of a container whose command does not exist: nil error")
+		}
+		// Docker emits neither start nor die for it: the relist sees
+		// the failed start (Container.Error), not the stream.
+		marker := e.run(e.app("marker", Workload{}))
+		s.next(marker, runtimeadapter.EventStart, broken)
+		if err := e.Runtime.Remove(e.ctx, broken); err != nil {
+			e.t.Fatal(err)
+		}
+		s.next(broken, runtimeadapter.EventDestroy)
+	}},
 	{"OnlyTheNodesContainers", func(e *env) {
 		s := e.events()
 		other := e.run(e.spec(pod{node: e.otherNode(), name: "p", uid: e.otherNode() + "-p"}, "app", runtimeadapter.TypeApp, Workload{}))
