@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/probe"
+	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -491,10 +491,10 @@ func (a *podActor) sync(ctx actor.Context) {
 	if plan.Terminated {
 		a.log.Info("pod terminated: all containers removed")
 		a.cfg.History.Forget(string(a.uid))
-		dir := podsync.PodDirPath(a.cfg.Spec.RootDir, a.uid)
+		root, uid := a.cfg.Spec.RootDir, a.uid
 		go func() { // emptyDir volumes may be large: off the mailbox
 			defer func() { _ = recover() }()
-			_ = os.RemoveAll(dir)
+			_ = volumeprep.RemovePodDir(root, uid)
 		}()
 		ctx.Send(ctx.Parent(), &messages.Terminated{UID: a.uid})
 		return
@@ -925,7 +925,7 @@ func (w *worker) start(s podsync.Start) error {
 	}
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
 	if err == nil {
-		err = podsync.PrepareVolumes(w.cfg.Spec, w.pod)
+		err = volumeprep.Prepare(w.cfg.Spec, w.pod)
 	}
 	if err != nil {
 		// The kubelet's CreateContainerConfigError: retried on the
