@@ -68,4 +68,3 @@ func TestPodDirs(t *testing.T) {
 }
 
 func slicesClone(d []PodDir) []PodDir { return append([]PodDir(nil), d...) }
-

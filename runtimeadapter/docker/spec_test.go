@@ -18,8 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/actorlet/actorlet/internal/podsync"
-	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/internal/testimages"
+	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
