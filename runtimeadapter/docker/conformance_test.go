@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/internal/testimages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	"github.com/actorlet/actorlet/runtimeadapter/runtimetest"
+	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
 // Docker implements every optional interface the suite checks.
