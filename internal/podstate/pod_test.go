@@ -279,7 +279,7 @@ func TestStep(t *testing.T) {
 				"SyncTook; SyncEnded; ProbeTargets; Persist; Report Running", PhaseIdle},
 			{2 * time.Minute, Died{ContainerID: "app-1", At: t0.Add(2 * time.Minute)}, "RequestSync", PhaseIdle},
 			{2 * time.Minute, SyncRequested{}, "ProbeTargets; Persist; Report Running; Timer+2m10s; Emit BackOff", PhaseIdle},
-			{2*time.Minute + time.Second, TimerFired{}, "Timer+2m10s", PhaseIdle}, // early: the deadline again, no second event
+			{2*time.Minute + time.Second, TimerFired{}, "Timer+2m10s", PhaseIdle},                                                            // early: the deadline again, no second event
 			{2*time.Minute + 10*time.Second, TimerFired{}, "Persist; Report Running; Timer+1h0m0s; SyncBegan; Run[start app]", PhaseSyncing}, // and a GC timer: app-0 is garbage
 		}},
 		{"a failed pull holds the start until its retry, then ImagePullBackOff", seq(
