@@ -27,7 +27,9 @@ type (
 	RuntimeHealth struct{ Healthy bool }
 	// Listed: the PLEG's listing of the pod's containers, taken between
 	// From and Until (zero: at ObservedAt), at the runtime's state
-	// Version (0: none).
+	// Version (0: none). The PLEG's events (ContainerStarted, Died …) are
+	// not part of it: the listing holds every change they name, and the
+	// machine plans on listings.
 	Listed struct {
 		Containers              []runtimeadapter.Container
 		From, Until, ObservedAt time.Time
