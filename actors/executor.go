@@ -483,6 +483,11 @@ func (x *executor) run(ctx actor.Context, w *worker, plan podsync.Plan, inc, rec
 				d.Errs = append(d.Errs, fmt.Errorf("pod %s: sync panicked: %v\n%s", w.uid, r, debug.Stack()))
 			}
 		}()
+		// Write-ahead: the records the plan changed (an exit seen, a
+		// restart decided) are in the state file before the runtime acts
+		// on them (a GC removing the exited instance, say), as when the
+		// actor wrote them itself; the wait is off its mailbox.
+		w.cfg.History.Flush()
 		d.Errs = w.run(plan)
 		d.Waits, d.Started = w.waits, w.started
 		if w.halted() {
