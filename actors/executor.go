@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +17,11 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/actorlet/actorlet/internal/podstate"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/messages"
@@ -402,15 +407,15 @@ func (w *worker) start(s podsync.Start) error {
 
 // list reads the pod's containers (after the plan ran), with the span of
 // the call.
-func (w *worker) list() (ownListing, error) {
+func (w *worker) list() (podstate.Listing, error) {
 	ctx, cancel := w.call(w.cfg.ListTimeout)
 	defer cancel()
 	from := w.cfg.Clock.Now()
 	res, err := w.cfg.Runtime.List(ctx, runtimeadapter.ListOptions{Node: w.cfg.NodeName, PodUID: string(w.uid), All: true})
 	if err != nil {
-		return ownListing{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
+		return podstate.Listing{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
 	}
-	return ownListing{containers: res.Containers, from: from, until: w.cfg.Clock.Now(), version: res.Version}, nil
+	return podstate.Listing{Containers: res.Containers, From: from, Until: w.cfg.Clock.Now(), Version: res.Version}, nil
 }
 
 func short(id string) string {
@@ -424,3 +429,136 @@ func short(id string) string {
 // halted reports whether the actor that started this worker has stopped
 // (or restarted): the worker then starts no further runtime call.
 func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }
+
+// executor runs a pod actor's one worker at a time, off its mailbox; the
+// worker's outcome comes back to the actor as a syncDone.
+type executor struct {
+	// done is closed when the running worker's goroutine ends (nil: none
+	// runs).
+	done chan struct{}
+	// halt is the running worker's context: cancelled when the actor
+	// stops, its calls end and it starts no other. abort, its child, is
+	// also cancelled by abortStarts.
+	cancelHalt  context.CancelFunc
+	cancelAbort context.CancelFunc
+}
+
+// workerStopWait bounds how long a stopping or restarting pod actor waits
+// for its worker, whose runtime calls are cancelled: a call still under
+// way when a new incarnation or a new node plans could, for instance,
+// start a second instance of a container (invariant 1).
+const workerStopWait = 10 * time.Second
+
+// worker makes the worker of an effect: run's plan, or a list (run nil).
+func (a *podActor) worker(ctx actor.Context, run *podstate.Run) *worker {
+	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log}
+	if run != nil {
+		w.pod, w.hookPod, w.removedAs = run.Pod, run.HookPod, run.RemovedAs
+		w.sandboxID, w.podStart, w.killMessages = run.Plan.SandboxID, run.PodStart, run.KillMessages
+		w.emit = a.emitter(ctx)
+	}
+	return w
+}
+
+// list lists the pod's containers off the mailbox.
+func (x *executor) list(ctx actor.Context, w *worker, inc, received uint64) {
+	w.halt, _ = x.contexts()
+	x.launch(ctx, inc, func(d *podstate.WorkDone) {
+		defer func() {
+			if r := recover(); r != nil {
+				d.ListErr = fmt.Errorf("pod %s: list panicked: %v", w.uid, r)
+			}
+		}()
+		d.Listing, d.ListErr = w.list()
+		d.Listing.Received = received
+	})
+}
+
+// run carries out plan off the mailbox, then lists the pod's containers.
+func (x *executor) run(ctx actor.Context, w *worker, plan podsync.Plan, inc, received uint64) {
+	w.halt, w.abort = x.contexts()
+	x.launch(ctx, inc, func(d *podstate.WorkDone) {
+		defer func() {
+			if r := recover(); r != nil {
+				d.Errs = append(d.Errs, fmt.Errorf("pod %s: sync panicked: %v\n%s", w.uid, r, debug.Stack()))
+			}
+		}()
+		// Write-ahead: the records the plan changed (an exit seen, a
+		// restart decided) are in the state file before the runtime acts
+		// on them (a GC removing the exited instance, say), as when the
+		// actor wrote them itself; the wait is off its mailbox.
+		w.cfg.History.Flush()
+		d.Errs = w.run(plan)
+		d.Waits, d.Started = w.waits, w.started
+		if w.halted() {
+			d.ListErr = errors.New("pod actor stopped")
+			return
+		}
+		d.Listing, d.ListErr = w.list()
+		d.Listing.Received = received
+	})
+}
+
+// contexts makes the contexts of a new worker: halt, cancelled when the
+// actor stops or restarts, or once the worker has ended; and abort, its
+// child, also cancelled by abortStarts. (One per worker, not per actor: an
+// idle pod holds no context.)
+func (x *executor) contexts() (halt, abort context.Context) {
+	halt, x.cancelHalt = context.WithCancel(context.Background())
+	abort, x.cancelAbort = context.WithCancel(halt)
+	return halt, abort
+}
+
+func (x *executor) launch(ctx actor.Context, inc uint64, work func(*podstate.WorkDone)) {
+	self, sys := ctx.Self(), ctx.ActorSystem()
+	finished := make(chan struct{})
+	x.done = finished
+	go func() {
+		msg := &syncDone{inc: inc}
+		defer func() {
+			close(finished)
+			sys.Root.Send(self, msg)
+		}()
+		work(&msg.done)
+	}()
+}
+
+// ended: the worker's syncDone arrived; release its contexts.
+func (x *executor) ended() {
+	x.done = nil
+	if x.cancelHalt != nil {
+		x.cancelHalt()
+		x.cancelHalt, x.cancelAbort = nil, nil
+	}
+}
+
+// abortStarts ends the running worker's image waits, creates and starts
+// (those under way return, the rest are skipped), as the kubelet cancels a
+// pod's sync under way when the pod starts terminating: the pod was
+// removed or its spec changed, so what the worker was starting is no
+// longer wanted. Its stops go on for their whole grace period. A pull it
+// waited for goes on for the other pods that wait for the image.
+func (x *executor) abortStarts() {
+	if x.cancelAbort != nil {
+		x.cancelAbort()
+	}
+}
+
+// stop cancels the running worker's calls and waits for it to end, at
+// most workerStopWait.
+func (x *executor) stop(clk clock.Clock, log *zap.Logger) {
+	if x.cancelHalt != nil {
+		x.cancelHalt()
+	}
+	if x.done == nil {
+		return
+	}
+	t := clk.NewTimer(workerStopWait)
+	defer t.Stop()
+	select {
+	case <-x.done:
+	case <-t.C():
+		log.Warn("pod actor stopping: its runtime call did not end within " + workerStopWait.String())
+	}
+	x.done = nil
+}

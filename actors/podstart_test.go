@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/internal/podstate"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
@@ -116,7 +117,7 @@ func TestPodStartOf(t *testing.T) {
 		{"no label: oldest creation", []runtimeadapter.Container{c(time.Hour, ""), c(time.Minute, ""), c(2*time.Hour, "")}, t0.Add(time.Minute)},
 		{"a bad label is no label", []runtimeadapter.Container{c(time.Minute, "yesterday")}, t0.Add(time.Minute)},
 	} {
-		if got := podStartOf(tt.cs); !got.Equal(tt.want) {
+		if got := podstate.StartOf(tt.cs); !got.Equal(tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/internal/podstate"
 	"github.com/actorlet/actorlet/internal/probe"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -256,7 +257,7 @@ func TestProbeKillMessage(t *testing.T) {
 		{probe.Startup, v1.RestartPolicyAlways, "Container app failed startup probe, will be restarted"},
 		{probe.Liveness, v1.RestartPolicyNever, "Container app failed liveness probe"},
 	} {
-		if got := probeKillMessage("app", tt.kind, tt.policy); got != tt.want {
+		if got := podstate.ProbeKillMessage("app", tt.kind, tt.policy); got != tt.want {
 			t.Errorf("%s, %s: %q, want %q", tt.kind, tt.policy, got, tt.want)
 		}
 	}

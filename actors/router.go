@@ -53,9 +53,7 @@ func (r *router) Receive(ctx actor.Context) {
 		// Every pod actor has stopped: the records they kept reach the
 		// state file before the node is gone (an agent restarted next
 		// reads them).
-		if r.cfg.History != nil {
-			r.cfg.History.Flush()
-		}
+		r.cfg.History.Flush()
 	case *messages.PodSpec:
 		r.deliver(ctx, m.Pod.UID, m)
 	case *messages.PodRemoved:

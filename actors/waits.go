@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	utilwait "k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/actorlet/actorlet/internal/images"
-	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/internal/podstate"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -25,65 +24,8 @@ const (
 )
 
 // startWait: the last start attempt of a container failed before the
-// container ran, for its image or its create. The container shows reason
-// and message while it waits, and is tried again at until; a zero until
-// (InvalidImageName) means not before the pod's spec changes, which ends
-// every wait.
-type startWait struct {
-	reason, message string
-	until           time.Time
-	// ErrImagePull only: from backOffAt on (when the kubelet's pod worker
-	// would sync the pod again) the container shows ImagePullBackOff with
-	// backOffMessage until the image's back-off ends.
-	backOffAt      time.Time
-	backOffMessage string
-	image          string // the image pulled
-	evented        bool   // its ImagePullBackOff events were sent
-}
-
-// holdForWaits takes out of the plan the starts of containers whose last
-// attempt failed and whose retry is not due, and requeues when that
-// changes. Until a start succeeds the container shows the kubelet's reason
-// for the last failure, also while the retry runs (the kubelet shows the
-// last sync's error until a sync succeeds).
-func (a *podActor) holdForWaits(ctx actor.Context, plan *podsync.Plan, now time.Time) {
-	if len(a.waits) == 0 {
-		return
-	}
-	kept := plan.Start[:0:0]
-	for _, s := range plan.Start {
-		w, ok := a.waits[s.Name]
-		if !ok || s.AdoptID != "" {
-			kept = append(kept, s)
-			continue
-		}
-		due := !w.until.IsZero() && !now.Before(w.until)
-		reason, msg, next := w.reason, w.message, w.until
-		if w.reason == images.ReasonErrImagePull {
-			if now.Before(w.backOffAt) {
-				next = minTime(w.backOffAt, w.until)
-			} else {
-				reason, msg = images.ReasonImagePullBackOff, w.backOffMessage
-				if !w.evented && !due {
-					w.evented = true
-					put(&a.waits, s.Name, w)
-					emit := a.emitter(ctx)
-					emit(messages.EventNormal, "BackOff", s.Name, fmt.Sprintf("Back-off pulling image %q", w.image))
-					emit(messages.EventWarning, "Failed", s.Name, "Error: "+images.ReasonImagePullBackOff)
-				}
-			}
-		}
-		plan.Waiting[s.Name] = podsync.Waiting{Reason: reason, Message: msg}
-		if due {
-			kept = append(kept, s) // tried again now
-			continue
-		}
-		if !next.IsZero() {
-			a.schedule(ctx, next)
-		}
-	}
-	plan.Start = kept
-}
+// container ran (see podstate.StartWait, which holds it).
+type startWait = podstate.StartWait
 
 // retryAt is when a failed start attempt is tried again: the kubelet's
 // requeue of a failed pod sync, 10 s plus up to 50 %.
@@ -97,9 +39,9 @@ func (w *worker) recordWait(c *v1.Container, sw startWait) {
 		w.waits = map[string]startWait{}
 	}
 	w.waits[c.Name] = sw
-	fields := []zap.Field{zap.String("container", c.Name), zap.String("reason", sw.reason), zap.String("message", sw.message)}
-	if !sw.until.IsZero() {
-		fields = append(fields, zap.Time("retryAt", sw.until))
+	fields := []zap.Field{zap.String("container", c.Name), zap.String("reason", sw.Reason), zap.String("message", sw.Message)}
+	if !sw.Until.IsZero() {
+		fields = append(fields, zap.Time("retryAt", sw.Until))
 	}
 	w.log.Warn("container waits: its start attempt failed", fields...)
 }
@@ -110,7 +52,7 @@ func (w *worker) recordWait(c *v1.Container, sw startWait) {
 // tried again on the failed-sync curve.
 func (w *worker) failedStart(c *v1.Container, reason, msg string) {
 	w.event(messages.EventWarning, "Failed", c.Name, "Error: "+msg)
-	w.recordWait(c, startWait{reason: reason, message: msg, until: w.retryAt()})
+	w.recordWait(c, startWait{Reason: reason, Message: msg, Until: w.retryAt()})
 }
 
 // errAborted: the worker's starts were aborted (the pod was removed or its
@@ -160,7 +102,7 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: couldn't parse image name %q: %v", c.Image, c.Image, why)
 		w.event(messages.EventWarning, "InspectFailed", c.Name, msg)
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+images.ReasonInvalidImageName)
-		w.recordWait(c, startWait{reason: images.ReasonInvalidImageName, message: msg})
+		w.recordWait(c, startWait{Reason: images.ReasonInvalidImageName, Message: msg})
 		return false, nil
 	}
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
@@ -211,19 +153,19 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 		msg := fmt.Sprintf("Back-off pulling image %q: %s: %v", c.Image, images.ReasonErrImagePull, bo.Last)
 		w.event(messages.EventNormal, "BackOff", c.Name, fmt.Sprintf("Back-off pulling image %q", c.Image))
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+images.ReasonImagePullBackOff)
-		w.recordWait(c, startWait{reason: images.ReasonImagePullBackOff, message: msg, until: bo.Until, evented: true})
+		w.recordWait(c, startWait{Reason: images.ReasonImagePullBackOff, Message: msg, Until: bo.Until, Evented: true})
 	case errors.As(err, &pe):
 		w.failedPull(c, pe.Err, pe.Until)
 	case reason == images.ReasonErrImageNeverPull:
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		w.event(messages.EventWarning, "ErrImageNeverPull", c.Name, msg)
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+reason)
-		w.recordWait(c, startWait{reason: reason, message: msg, until: w.retryAt()})
+		w.recordWait(c, startWait{Reason: reason, Message: msg, Until: w.retryAt()})
 	case reason == images.ReasonImageInspectError:
 		msg := fmt.Sprintf("Failed to inspect image %q: %v", c.Image, lastCause(err))
 		w.event(messages.EventWarning, "InspectFailed", c.Name, msg)
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+reason)
-		w.recordWait(c, startWait{reason: reason, message: msg, until: w.retryAt()})
+		w.recordWait(c, startWait{Reason: reason, Message: msg, Until: w.retryAt()})
 	default:
 		return false, fmt.Errorf("pod %s: container %s: %w", w.podName(), c.Name, err)
 	}
@@ -240,8 +182,8 @@ func (w *worker) failedPull(c *v1.Container, cause error, until time.Time) {
 	if until.IsZero() {
 		until = next
 	}
-	w.recordWait(c, startWait{reason: images.ReasonErrImagePull, message: cause.Error(), until: until, backOffAt: next, image: c.Image,
-		backOffMessage: fmt.Sprintf("Back-off pulling image %q: %s: %v", c.Image, images.ReasonErrImagePull, cause)})
+	w.recordWait(c, startWait{Reason: images.ReasonErrImagePull, Message: cause.Error(), Until: until, BackOffAt: next, Image: c.Image, BackOffReason: images.ReasonImagePullBackOff,
+		BackOffMessage: fmt.Sprintf("Back-off pulling image %q: %s: %v", c.Image, images.ReasonErrImagePull, cause)})
 }
 
 // lastCause is the last error err wraps with fmt.Errorf's %w (the
@@ -253,12 +195,4 @@ func lastCause(err error) error {
 		}
 	}
 	return err
-}
-
-// minTime is the earlier of a and b.
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

@@ -73,6 +73,8 @@ type PodLifecycleEvent struct {
 
 // PodTransitions is the PLEG's batch for one pod UID from one relist: its
 // events and the pod's complete set of containers as listed at ObservedAt.
+// A pod actor plans on Containers; Events say what changed, for logs (see
+// package internal/pleg).
 type PodTransitions struct {
 	UID        types.UID
 	Events     []PodLifecycleEvent

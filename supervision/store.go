@@ -267,8 +267,11 @@ func (h *History) write(done chan struct{}) {
 
 // Flush waits until the state file holds every change made before it (a
 // failed write excepted: it is retried with the next change). Call it
-// before the process ends.
+// before the process ends. A nil History has nothing to flush.
 func (h *History) Flush() {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	done := h.writing
 	h.mu.Unlock()

@@ -9,4 +9,12 @@
 // runtime's event stream from what the relists find: healthy, down, silent
 // (a change it never reported) or confirming (resubscribed after it was
 // silent).
+//
+// The events (ContainerStarted, ContainerDied, ContainerRemoved,
+// ContainerChanged) decide which pods hear from a relist (a pod without
+// one gets no batch) and are the relist's findings StreamWatch holds the
+// event stream to (ChangesOf). A pod actor does not act on their types:
+// it plans on the batch's Containers, the pod's whole listing, which
+// holds every change the events name (its state machine's Listed event
+// carries no events); it only logs them.
 package pleg
