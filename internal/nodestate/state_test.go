@@ -401,11 +401,11 @@ func TestLifecycle(t *testing.T) {
 func checkIndexes(t *testing.T, s *State) {
 	t.Helper()
 	n, stopping, marked := 0, 0, 0
-	for name, m := range s.byName {
-		for uid, r := range m {
+	for name, rs := range s.byName {
+		for _, r := range rs {
 			n++
-			if s.pods[uid] != r || r.Name != name {
-				t.Fatalf("byName[%s][%s] is stale", name, uid)
+			if s.pods[r.UID] != r || r.Name != name {
+				t.Fatalf("byName[%s] holds a stale %s", name, summary(r))
 			}
 		}
 	}
