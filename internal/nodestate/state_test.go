@@ -129,6 +129,15 @@ func TestLifecycle(t *testing.T) {
 			records: []string{"uid-a default/a Running"},
 		},
 		{
+			name: "an agent restart: a desired pod's containers in the first listing are its own, not an orphan's (invariant 4)",
+			steps: []step{
+				{synced("file", web), nil},
+				{listing(2, oldWeb...), []string{"add default/web(uid-old)"}},
+				{listing(3, oldWeb...), nil},
+			},
+			records: []string{"uid-old default/web Running"},
+		},
+		{
 			name: "same spec sends nothing; a changed spec is sent again, not admitted anew",
 			steps: []step{
 				{listing(1), nil},
@@ -328,7 +337,7 @@ func TestLifecycle(t *testing.T) {
 			records: []string{"uid-a default/a Running", "uid-b default/b Abandoned", "uid-old default/web Terminating"},
 		},
 		{
-			name: "a pod removed and desired again under its own UID waits for its old instance, then runs anew",
+			name: "a pod removed and desired again under its own UID waits for its old instance, then runs anew (invariant 1: one pod actor per UID at a time)",
 			steps: []step{
 				{listing(1), nil},
 				{synced("file", a), []string{"add default/a(uid-a)"}},
