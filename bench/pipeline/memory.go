@@ -63,7 +63,7 @@ func (s Site) Category() string {
 		return Categories[2]
 	case has(s.Via, "internal/pleg."):
 		return Categories[3]
-	case has(s.Via, "nodeActor"):
+	case has(s.Via, "nodeActor") || has(s.Via, "internal/nodestate."):
 		return Categories[4]
 	case strings.HasPrefix(s.Func, "protoactor/"):
 		return Categories[5]

@@ -138,9 +138,9 @@ func (s *State) blocker(p *v1.Pod) *Record {
 		return r
 	}
 	var found *Record
-	for uid, r := range s.byName[nsName(p)] {
-		if r.Phase.terminating() || (r.Phase == Lingering && uid != p.UID) {
-			if found == nil || uid < found.UID {
+	for _, r := range s.byName[nsName(p)] {
+		if r.Phase.terminating() || (r.Phase == Lingering && r.UID != p.UID) {
+			if found == nil || r.UID < found.UID {
 				found = r
 			}
 		}

@@ -10,20 +10,26 @@ import (
 // Phase is where a pod is in the node's lifecycle. A pod's record has
 // exactly one phase; the transitions are:
 //
-//	(none) ─desired─▶ Waiting ─sent─▶ Running ─pod actor gave up─▶ Failed
-//	                     │                │  ▲ spec changed            │
-//	                     │ port clash     │  └────────────────────────┘
-//	                     ▼                │ not desired (Running, Failed)
-//	                  Rejected            ▼
-//	(none) ─orphan, sources unsynced─▶ Lingering ─synced─▶ Terminating ─Terminated─▶ Gone ─newer listing─▶ (none)
-//	(none) ─orphan, sources synced───────────────────────▶ Terminating
-//	                                       Terminating ─pod actor gave up─▶ Abandoned ─containers gone─▶ Gone
+//	(none), Lingering, Gone  ─desired──────────────────────────▶ Waiting
+//	Waiting      ─sent (a listing seen, nothing of its name stopping)─▶ Running
+//	Waiting      ─a host port an admitted pod holds──────────────▶ Rejected
+//	Running      ─its pod actor gave up──────────────────────────▶ Failed
+//	Failed       ─spec changed───────────────────────────────────▶ Running
+//	Running, Failed ─not desired─────────────────────────────────▶ Terminating
+//	(none)       ─orphan in a listing, every source synced───────▶ Terminating
+//	(none)       ─orphan in a listing, a source not synced───────▶ Lingering
+//	Lingering    ─every source synced (or a drain), next listing─▶ Terminating
+//	Terminating  ─its pod actor gave up──────────────────────────▶ Abandoned
+//	Terminating  ─Terminated─────────────────────────────────────▶ Gone
+//	Abandoned    ─a listing after the node's removal shows none──▶ Gone
+//	Gone         ─a listing observed after its end───────────────▶ (none)
+//	Waiting, Rejected ─not desired───────────────────────────────▶ (none)
+//	Lingering    ─its containers vanished────────────────────────▶ (none)
 //
-// Waiting and Rejected pods that stop being desired, and lingering pods
-// whose containers vanish, leave no record (or go back to Gone when they
-// still carry a gone mark). A Terminating or Abandoned pod desired again
-// under its own UID keeps its phase and holds the new spec in Next; it
-// turns Waiting when it is gone.
+// A record that would leave no trace goes to Gone instead while it carries
+// a gone mark. A Terminating or Abandoned pod desired again under its own
+// UID keeps its phase and holds the new spec in Next: it turns Waiting,
+// not Gone, when it ends.
 type Phase int
 
 const (

@@ -32,7 +32,8 @@ type State struct {
 	pods map[types.UID]*Record
 	// byName indexes every record by namespace/name: the pods a
 	// replacement may have to wait for (invariant 6).
-	byName map[string]map[types.UID]*Record
+	// Most names have one record: a slice is smaller than a map.
+	byName map[string][]*Record
 	// byPhase indexes every record by its phase: the Waiting pods to send
 	// when what they wait for ends, the Running ones a host port may clash
 	// with, the stopping ones a drain waits for...
@@ -55,7 +56,7 @@ func New(node string, sources []string) *State {
 	return &State{
 		node: node, sources: slices.Clone(sources),
 		sets: map[string][]*v1.Pod{}, synced: map[string]bool{},
-		pods: map[types.UID]*Record{}, byName: map[string]map[types.UID]*Record{},
+		pods: map[types.UID]*Record{}, byName: map[string][]*Record{},
 		marked: map[types.UID]*Record{},
 	}
 }
@@ -159,21 +160,14 @@ func (s *State) put(uid types.UID, name string, ph Phase) *Record {
 	return r
 }
 
-func (s *State) index(r *Record) {
-	m := s.byName[r.Name]
-	if m == nil {
-		m = map[types.UID]*Record{}
-		s.byName[r.Name] = m
-	}
-	m[r.UID] = r
-}
+func (s *State) index(r *Record) { s.byName[r.Name] = append(s.byName[r.Name], r) }
 
 func (s *State) unindex(r *Record) {
-	if m := s.byName[r.Name]; m != nil {
-		delete(m, r.UID)
-		if len(m) == 0 {
-			delete(s.byName, r.Name)
-		}
+	rs := slices.DeleteFunc(s.byName[r.Name], func(x *Record) bool { return x == r })
+	if len(rs) == 0 {
+		delete(s.byName, r.Name)
+	} else {
+		s.byName[r.Name] = rs
 	}
 }
 

@@ -129,6 +129,15 @@ func TestLifecycle(t *testing.T) {
 			records: []string{"uid-a default/a Running"},
 		},
 		{
+			name: "an agent restart: a desired pod's containers in the first listing are its own, not an orphan's (invariant 4)",
+			steps: []step{
+				{synced("file", web), nil},
+				{listing(2, oldWeb...), []string{"add default/web(uid-old)"}},
+				{listing(3, oldWeb...), nil},
+			},
+			records: []string{"uid-old default/web Running"},
+		},
+		{
 			name: "same spec sends nothing; a changed spec is sent again, not admitted anew",
 			steps: []step{
 				{listing(1), nil},
@@ -328,7 +337,7 @@ func TestLifecycle(t *testing.T) {
 			records: []string{"uid-a default/a Running", "uid-b default/b Abandoned", "uid-old default/web Terminating"},
 		},
 		{
-			name: "a pod removed and desired again under its own UID waits for its old instance, then runs anew",
+			name: "a pod removed and desired again under its own UID waits for its old instance, then runs anew (invariant 1: one pod actor per UID at a time)",
 			steps: []step{
 				{listing(1), nil},
 				{synced("file", a), []string{"add default/a(uid-a)"}},
@@ -401,11 +410,11 @@ func TestLifecycle(t *testing.T) {
 func checkIndexes(t *testing.T, s *State) {
 	t.Helper()
 	n, stopping, marked := 0, 0, 0
-	for name, m := range s.byName {
-		for uid, r := range m {
+	for name, rs := range s.byName {
+		for _, r := range rs {
 			n++
-			if s.pods[uid] != r || r.Name != name {
-				t.Fatalf("byName[%s][%s] is stale", name, uid)
+			if s.pods[r.UID] != r || r.Name != name {
+				t.Fatalf("byName[%s] holds a stale %s", name, summary(r))
 			}
 		}
 	}
