@@ -130,7 +130,10 @@ func (r *Runtime) createLocked(spec runtimeadapter.ContainerSpec) (string, error
 }
 
 // Start runs a created container under the behaviour its spec matches (see
-// SetBehavior) and emits a start event. Starting a running container
+// SetBehavior) and emits a start event. A container on the default
+// network (NetworkMode "" or a network's name) gets an IP of its own
+// while it runs, as with Docker's bridge; one joining a container's or
+// the host's network, or none, has none. Starting a running container
 // succeeds without effect. Errors: missing → wrapping
 // runtimeadapter.ErrNotFound; exited → an error (create a new container);
 // Behavior.StartError → an error wrapping it, the container left created
@@ -176,6 +179,7 @@ func (r *Runtime) startLocked(id string) error {
 	c.c.State = runtimeadapter.StateRunning
 	c.c.RawState = rawRunning
 	c.c.StartedAt = now
+	c.c.IP = r.ipLocked(c.spec.NetworkMode)
 	c.exited = make(chan struct{})
 	r.publishLocked(runtimeadapter.EventStart, c)
 	if b.exits() {
@@ -309,4 +313,16 @@ func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
 	s.CapAdd = slices.Clone(s.CapAdd)
 	s.CapDrop = slices.Clone(s.CapDrop)
 	return s
+}
+
+// ipLocked returns the IP a container starting with networkMode gets:
+// the next address of 10.88.0.0/16 for the default network (as Docker's
+// bridge gives one), "" for "host", "none" and "container:<id>".
+func (r *Runtime) ipLocked(networkMode string) string {
+	if networkMode == "host" || networkMode == "none" || strings.HasPrefix(networkMode, "container:") {
+		return ""
+	}
+	r.ips++
+	n := 2 + r.ips%65000 // 10.88.0.2 and up; .0.0 and .0.1 (the gateway) never
+	return fmt.Sprintf("10.88.%d.%d", n/256, n%256)
 }

@@ -158,6 +158,43 @@ var lifecycleCases = []testCase{
 			e.t.Fatal(err)
 		}
 	}},
+	{"OnlyARunningSandboxHasAnIP", func(e *env) {
+		// The pod's IP is its sandbox's (podsync's status, HTTP probes
+		// and hooks): a sandbox on the runtime's default network has one
+		// while it runs, a container that joins it or the host's network
+		// has none of its own.
+		p := e.pod("p")
+		sid := e.create(e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
+		if c := e.inspect(sid); c.IP != "" {
+			e.t.Errorf("created sandbox has IP %q, want none before it runs", c.IP)
+		}
+		if err := e.Runtime.Start(e.ctx, sid); err != nil {
+			e.t.Fatal(err)
+		}
+		sandbox := e.inspect(sid)
+		if sandbox.IP == "" {
+			e.t.Errorf("running sandbox has no IP")
+		}
+		if c := mustFind(e, sid); c.IP != sandbox.IP {
+			e.t.Errorf("List says the sandbox's IP is %q, Inspect %q", c.IP, sandbox.IP)
+		}
+		app := e.spec(p, "app", runtimeadapter.TypeApp, Workload{})
+		app.NetworkMode = "container:" + sid
+		host := e.spec(e.pod("h"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+		host.NetworkMode = "host"
+		for _, id := range []string{e.run(app), e.run(host)} {
+			if c := e.inspect(id); c.IP != "" {
+				e.t.Errorf("container %s (network %s) has IP %q, want none", c.Name, c.Labels[runtimeadapter.LabelContainerName], c.IP)
+			}
+		}
+		e.ready(sid)
+		if err := e.Runtime.Stop(e.ctx, sid, grace); err != nil {
+			e.t.Fatal(err)
+		}
+		if c := e.inspect(sid); c.IP != "" {
+			e.t.Errorf("stopped sandbox keeps IP %q", c.IP)
+		}
+	}},
 	{"PortsCannotBePublishedByAJoinedContainer", func(e *env) {
 		sid := e.run(e.spec(e.pod("p"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
 		app := e.app("app", Workload{})
