@@ -68,6 +68,7 @@ var groups = []struct {
 	{"Exec", execCases},
 	{"Logs", logCases},
 	{"Images", imageCases},
+	{"Context", contextCases},
 	{"Concurrency", concurrencyCases},
 }
 
