@@ -17,8 +17,10 @@ import (
 const (
 	// waitTimeout bounds every wait for a condition.
 	waitTimeout = 30 * time.Second
-	// pollEvery is how often a wait checks its condition.
-	pollEvery = 20 * time.Millisecond
+	// pollMin and pollMax bound how often a wait checks its condition:
+	// at once for a fake, without flooding a loaded daemon.
+	pollMin = 5 * time.Millisecond
+	pollMax = 100 * time.Millisecond
 	// grace is the grace period of the stops that wait for SIGKILL.
 	grace = time.Second
 	// shortExit is how long a workload that exits by itself runs.
@@ -101,11 +103,15 @@ func (e *env) removeAll() {
 	e.mu.Lock()
 	ids := e.created
 	e.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, id := range ids {
-		if err := e.Runtime.Remove(ctx, id); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
-			e.t.Errorf("cleanup: remove container %s: %v", id, err)
-		}
+		wg.Go(func() {
+			if err := e.Runtime.Remove(ctx, id); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+				e.t.Errorf("cleanup: remove container %s: %v", id, err)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // pod names one pod of the subtest's node.
@@ -227,11 +233,11 @@ func find(cs []runtimeadapter.Container, id string) (runtimeadapter.Container, b
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
+	for delay := pollMin; !cond(); delay = min(2*delay, pollMax) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(delay)
 	}
 }
 
