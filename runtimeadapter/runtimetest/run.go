@@ -79,9 +79,30 @@ type env struct {
 	Instance
 	t   *testing.T
 	ctx context.Context
+	tr  *tracker
+}
 
+// tracker holds the IDs of the containers a subtest created, removed at
+// its end.
+type tracker struct {
 	mu      sync.Mutex
-	created []string // IDs, removed at the end
+	created []string
+}
+
+// step runs f as a subtest of its own on e's runtime and containers: one
+// property of a container several properties share, so that a real
+// runtime creates fewer containers. A failed step fails the properties
+// after it.
+func (e *env) step(name string, f func(e *env)) {
+	e.t.Helper()
+	ok := e.t.Run(name, func(t *testing.T) {
+		sub := *e
+		sub.t = t
+		f(&sub)
+	})
+	if !ok {
+		e.t.FailNow()
+	}
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -91,7 +112,7 @@ func newEnv(t *testing.T, h Harness) *env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{Instance: in, t: t, ctx: ctx}
+	e := &env{Instance: in, t: t, ctx: ctx, tr: &tracker{}}
 	t.Cleanup(e.removeAll)
 	return e
 }
@@ -100,9 +121,9 @@ func newEnv(t *testing.T, h Harness) *env {
 func (e *env) removeAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e.mu.Lock()
-	ids := e.created
-	e.mu.Unlock()
+	e.tr.mu.Lock()
+	ids := e.tr.created
+	e.tr.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		wg.Go(func() {
@@ -163,9 +184,9 @@ func (e *env) create(spec runtimeadapter.ContainerSpec) string {
 }
 
 func (e *env) track(id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.created = append(e.created, id)
+	e.tr.mu.Lock()
+	defer e.tr.mu.Unlock()
+	e.tr.created = append(e.tr.created, id)
 }
 
 // run creates and starts spec.
