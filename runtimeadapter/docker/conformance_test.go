@@ -66,11 +66,11 @@ func newConformanceInstance(t *testing.T) runtimetest.Instance {
 		Ready: func(ctx context.Context, t *testing.T, id string) {
 			t.Helper()
 			deadline := time.Now().Add(30 * time.Second)
-			for !logsContain(ctx, rt, id, workloadStarted) {
+			for delay := 10 * time.Millisecond; !logsContain(ctx, rt, id, workloadStarted); delay = min(2*delay, 100*time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("container %s did not print %q", id, workloadStarted)
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(delay)
 			}
 		},
 		LogLine: workloadStarted,

@@ -30,8 +30,7 @@ const (
 //
 // Errors: a *runtimeadapter.NameConflictError (errors.Is ErrNameConflict)
 // carrying the existing container's ID when spec.Name is taken;
-// ErrNotFound naming the image when it is not present locally (or naming
-// the container a "container:<id>" network mode joins, when that is gone);
+// ErrNotFound naming the image when it is not present locally;
 // ErrUnavailable when the daemon cannot be reached; Docker's own error
 // (e.g. a bind source that does not exist, port publishing with a
 // "container:<id>" network mode) otherwise.
@@ -69,6 +68,13 @@ func (r *Runtime) nameConflict(ctx context.Context, name string, cause error) er
 
 // Start starts a created container. Starting a running container is not an
 // error. Errors: ErrNotFound when it does not exist, ErrUnavailable.
+//
+// Docker checks the container a "container:<id>" network mode joins at
+// start, not at create: when that one is gone the start fails with
+// ErrNotFound naming it (not the started container), and when it does not
+// run with Docker's conflict error. Either way the started container is
+// left created, with its Error set and exit code 128, as after any failed
+// start.
 func (r *Runtime) Start(ctx context.Context, id string) error {
 	cli, err := r.api(ctx)
 	if err == nil {

@@ -38,6 +38,9 @@
 //   - Stop of a running container exits it with 143 (SIGTERM), or, when its
 //     Behavior has IgnoreSIGTERM, with 137 once the grace period has passed.
 //     Stopping a container that does not run is a no-op.
+//   - A running container on the default network has an IP of its own
+//     (10.88.x.y), one that joins another's network, the host's or none
+//     has none, and an exited one has none, as with Docker.
 //   - Remove removes any container, killing (137) a running one first.
 //   - List returns only containers whose labels mark them as actorlet's for
 //     ListOptions.Node, as copies, newest first as Docker does (the

@@ -130,7 +130,14 @@ func (r *Runtime) createLocked(spec runtimeadapter.ContainerSpec) (string, error
 }
 
 // Start runs a created container under the behaviour its spec matches (see
-// SetBehavior) and emits a start event. Starting a running container
+// SetBehavior) and emits a start event. A container joining another's
+// network ("container:<ref>") fails to start, as with Docker, when that
+// one is missing (an error wrapping runtimeadapter.ErrNotFound) or does
+// not run; it is left created with its Error set and exit code 128.
+// A container on the default
+// network (NetworkMode "" or a network's name) gets an IP of its own
+// while it runs, as with Docker's bridge; one joining a container's or
+// the host's network, or none, has none. Starting a running container
 // succeeds without effect. Errors: missing → wrapping
 // runtimeadapter.ErrNotFound; exited → an error (create a new container);
 // Behavior.StartError → an error wrapping it, the container left created
@@ -160,22 +167,19 @@ func (r *Runtime) startLocked(id string) error {
 	case c.c.RawState != rawCreated:
 		return fmt.Errorf("fake Start %s: container is %s; it cannot be started again", id, c.c.RawState)
 	}
+	if err := r.joinLocked(c.spec.NetworkMode); err != nil {
+		return r.startFailedLocked(c, id, err, exitStartFailed)
+	}
 	b := r.behaviorLocked(c.spec)
 	c.behavior = b
 	now := time.Now()
 	if b.StartError != nil {
-		// As Docker: the container stays created, no event is emitted.
-		c.c.ExitCode = b.StartExitCode
-		if c.c.ExitCode == 0 {
-			c.c.ExitCode = exitStartFailed
-		}
-		c.c.Error = b.StartError.Error()
-		r.version++
-		return fmt.Errorf("fake Start %s: %w", id, b.StartError)
+		return r.startFailedLocked(c, id, b.StartError, b.StartExitCode)
 	}
 	c.c.State = runtimeadapter.StateRunning
 	c.c.RawState = rawRunning
 	c.c.StartedAt = now
+	c.c.IP = r.ipLocked(c.spec.NetworkMode)
 	c.exited = make(chan struct{})
 	r.publishLocked(runtimeadapter.EventStart, c)
 	if b.exits() {
@@ -190,6 +194,35 @@ func (r *Runtime) startLocked(id string) error {
 				r.exitLocked(c, code, reason)
 			}
 		})
+	}
+	return nil
+}
+
+// startFailedLocked leaves c as Docker leaves a container whose start
+// failed with err: still created, no event, its Error err's message and
+// its exit code code (0: 128).
+func (r *Runtime) startFailedLocked(c *container, id string, err error, code int) error {
+	if code == 0 {
+		code = exitStartFailed
+	}
+	c.c.ExitCode = code
+	c.c.Error = err.Error()
+	r.version++
+	return fmt.Errorf("fake Start %s: %w", id, err)
+}
+
+// joinLocked checks, as Docker does at start (not at create), that the
+// container a "container:<ref>" network mode joins exists and runs.
+func (r *Runtime) joinLocked(networkMode string) error {
+	ref, ok := strings.CutPrefix(networkMode, "container:")
+	if !ok {
+		return nil
+	}
+	switch j := r.lookupLocked(ref); {
+	case j == nil:
+		return fmt.Errorf("No such container: %s: %w", ref, runtimeadapter.ErrNotFound)
+	case !j.running():
+		return fmt.Errorf("cannot join network namespace of a non running container: %s", ref)
 	}
 	return nil
 }
@@ -309,4 +342,16 @@ func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
 	s.CapAdd = slices.Clone(s.CapAdd)
 	s.CapDrop = slices.Clone(s.CapDrop)
 	return s
+}
+
+// ipLocked returns the IP a container starting with networkMode gets:
+// the next address of 10.88.0.0/16 for the default network (as Docker's
+// bridge gives one), "" for "host", "none" and "container:<id>".
+func (r *Runtime) ipLocked(networkMode string) string {
+	if networkMode == "host" || networkMode == "none" || strings.HasPrefix(networkMode, "container:") {
+		return ""
+	}
+	r.ips++
+	n := 2 + r.ips%65000 // 10.88.0.2 and up; .0.0 and .0.1 (the gateway) never
+	return fmt.Sprintf("10.88.%d.%d", n/256, n%256)
 }

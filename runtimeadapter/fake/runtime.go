@@ -29,6 +29,7 @@ type Runtime struct {
 	images     map[string]bool // normalised refs
 
 	seq     uint64                // last container number handed out
+	ips     uint64                // last IP number handed out (ipLocked)
 	version uint64                // bumped on every container state change (ListResult.Version)
 	byID    map[string]*container // every container, managed or not
 	byName  map[string]string     // runtime name → ID
@@ -204,6 +205,7 @@ func (r *Runtime) exitLocked(c *container, code int, reason string) {
 	}
 	c.c.State = runtimeadapter.StateExited
 	c.c.RawState = "exited"
+	c.c.IP = "" // as Docker: the network goes with the process
 	c.c.ExitCode = code
 	c.c.Reason = reason
 	c.c.FinishedAt = time.Now()

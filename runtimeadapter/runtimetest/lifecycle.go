@@ -12,62 +12,53 @@ import (
 // adopted and started (podsync.Adoptable), a failed start is a
 // StartError, an exit is a crash or a completion.
 var lifecycleCases = []testCase{
-	{"CreatedIsNotStarted", func(e *env) {
+	{"CreateThenStart", func(e *env) {
 		before := time.Now()
-		id := e.create(e.app("app", Workload{}))
-		for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
-			// podsync.Adoptable: created, with no Error.
-			if c.State != runtimeadapter.StateUnknown || c.RawState != "created" || c.Error != "" {
-				e.t.Errorf("created container: state %q/%q, error %q; want unknown/created and no error", c.State, c.RawState, c.Error)
-			}
-			if c.ExitCode != 0 || c.Reason != "" || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
-				e.t.Errorf("created container: exit %d reason %q started %v finished %v; want none", c.ExitCode, c.Reason, c.StartedAt, c.FinishedAt)
-			}
-			if c.CreatedAt.Before(before.Add(-time.Second)) || c.CreatedAt.After(time.Now().Add(time.Second)) {
-				e.t.Errorf("CreatedAt = %v, want about %v", c.CreatedAt, before)
-			}
-		}
-		if got := ids(e.list(runtimeadapter.ListOptions{}).Containers); got[id] {
-			e.t.Errorf("a created container is listed as running")
-		}
-	}},
-	{"StartRuns", func(e *env) {
-		id := e.create(e.app("app", Workload{}))
-		created := e.inspect(id).CreatedAt
-		if err := e.Runtime.Start(e.ctx, id); err != nil {
-			e.t.Fatal(err)
-		}
-		for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
-			if c.State != runtimeadapter.StateRunning || c.RawState != "running" {
-				e.t.Errorf("started container: state %q/%q, want running", c.State, c.RawState)
-			}
-			if c.StartedAt.IsZero() || c.StartedAt.Before(created) || !c.FinishedAt.IsZero() {
-				e.t.Errorf("started container: created %v started %v finished %v", created, c.StartedAt, c.FinishedAt)
-			}
-			if c.Reason != "" || c.Error != "" || c.ExitCode != 0 {
-				e.t.Errorf("started container: reason %q error %q exit %d, want none", c.Reason, c.Error, c.ExitCode)
-			}
-		}
-	}},
-	{"StartOfARunningContainerIsANoOp", func(e *env) {
-		id := e.run(e.app("app", Workload{}))
-		started := e.inspect(id).StartedAt
-		if err := e.Runtime.Start(e.ctx, id); err != nil {
-			e.t.Errorf("second start: %v, want nil", err)
-		}
-		if c := e.inspect(id); c.State != runtimeadapter.StateRunning || !c.StartedAt.Equal(started) {
-			e.t.Errorf("after a second start: %q, started %v (was %v)", c.State, c.StartedAt, started)
-		}
-	}},
-	{"StartByName", func(e *env) {
 		spec := e.app("app", Workload{})
 		id := e.create(spec)
-		if err := e.Runtime.Start(e.ctx, spec.Name); err != nil {
-			e.t.Fatal(err)
-		}
-		if c := e.inspect(id); c.State != runtimeadapter.StateRunning {
-			e.t.Errorf("started by name: %q, want running", c.State)
-		}
+		e.step("CreatedIsNotStarted", func(e *env) {
+			for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
+				// podsync.Adoptable: created, with no Error.
+				if c.State != runtimeadapter.StateUnknown || c.RawState != "created" || c.Error != "" {
+					e.t.Errorf("created container: state %q/%q, error %q; want unknown/created and no error", c.State, c.RawState, c.Error)
+				}
+				if c.ExitCode != 0 || c.Reason != "" || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+					e.t.Errorf("created container: exit %d reason %q started %v finished %v; want none", c.ExitCode, c.Reason, c.StartedAt, c.FinishedAt)
+				}
+				if c.CreatedAt.Before(before.Add(-time.Second)) || c.CreatedAt.After(time.Now().Add(time.Second)) {
+					e.t.Errorf("CreatedAt = %v, want about %v", c.CreatedAt, before)
+				}
+			}
+			if got := ids(e.list(runtimeadapter.ListOptions{}).Containers); got[id] {
+				e.t.Errorf("a created container is listed as running")
+			}
+		})
+		e.step("StartByNameRuns", func(e *env) {
+			created := e.inspect(id).CreatedAt
+			if err := e.Runtime.Start(e.ctx, spec.Name); err != nil {
+				e.t.Fatal(err)
+			}
+			for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
+				if c.State != runtimeadapter.StateRunning || c.RawState != "running" {
+					e.t.Errorf("started container: state %q/%q, want running", c.State, c.RawState)
+				}
+				if c.StartedAt.IsZero() || c.StartedAt.Before(created) || !c.FinishedAt.IsZero() {
+					e.t.Errorf("started container: created %v started %v finished %v", created, c.StartedAt, c.FinishedAt)
+				}
+				if c.Reason != "" || c.Error != "" || c.ExitCode != 0 {
+					e.t.Errorf("started container: reason %q error %q exit %d, want none", c.Reason, c.Error, c.ExitCode)
+				}
+			}
+		})
+		e.step("StartOfARunningContainerIsANoOp", func(e *env) {
+			started := e.inspect(id).StartedAt
+			if err := e.Runtime.Start(e.ctx, id); err != nil {
+				e.t.Errorf("second start: %v, want nil", err)
+			}
+			if c := e.inspect(id); c.State != runtimeadapter.StateRunning || !c.StartedAt.Equal(started) {
+				e.t.Errorf("after a second start: %q, started %v (was %v)", c.State, c.StartedAt, started)
+			}
+		})
 	}},
 	{"ExitCodeAndTimes", func(e *env) {
 		for _, tc := range []struct {
@@ -156,6 +147,43 @@ var lifecycleCases = []testCase{
 		}
 		if err := e.Runtime.Stop(e.ctx, sid, grace); err != nil {
 			e.t.Fatal(err)
+		}
+	}},
+	{"OnlyARunningSandboxHasAnIP", func(e *env) {
+		// The pod's IP is its sandbox's (podsync's status, HTTP probes
+		// and hooks): a sandbox on the runtime's default network has one
+		// while it runs, a container that joins it or the host's network
+		// has none of its own.
+		p := e.pod("p")
+		sid := e.create(e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
+		if c := e.inspect(sid); c.IP != "" {
+			e.t.Errorf("created sandbox has IP %q, want none before it runs", c.IP)
+		}
+		if err := e.Runtime.Start(e.ctx, sid); err != nil {
+			e.t.Fatal(err)
+		}
+		sandbox := e.inspect(sid)
+		if sandbox.IP == "" {
+			e.t.Errorf("running sandbox has no IP")
+		}
+		if c := mustFind(e, sid); c.IP != sandbox.IP {
+			e.t.Errorf("List says the sandbox's IP is %q, Inspect %q", c.IP, sandbox.IP)
+		}
+		app := e.spec(p, "app", runtimeadapter.TypeApp, Workload{})
+		app.NetworkMode = "container:" + sid
+		host := e.spec(e.pod("h"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+		host.NetworkMode = "host"
+		for _, id := range []string{e.run(app), e.run(host)} {
+			if c := e.inspect(id); c.IP != "" {
+				e.t.Errorf("container %s (network %s) has IP %q, want none", c.Name, c.Labels[runtimeadapter.LabelContainerName], c.IP)
+			}
+		}
+		e.ready(sid)
+		if err := e.Runtime.Stop(e.ctx, sid, grace); err != nil {
+			e.t.Fatal(err)
+		}
+		if c := e.inspect(sid); c.IP != "" {
+			e.t.Errorf("stopped sandbox keeps IP %q", c.IP)
 		}
 	}},
 	{"PortsCannotBePublishedByAJoinedContainer", func(e *env) {

@@ -75,48 +75,47 @@ var listCases = []testCase{
 			e.t.Errorf("List of a fresh node = %+v, want none", res.Containers)
 		}
 	}},
-	{"ObservedAtIsWhenTheListingWasAsked", func(e *env) {
-		id := e.run(e.app("app", Workload{}))
-		before := time.Now()
-		res := e.list(runtimeadapter.ListOptions{})
-		after := time.Now()
-		// Runtimes read their own clock; allow a little skew.
-		const skew = 100 * time.Millisecond
-		if res.ObservedAt.Before(before.Add(-skew)) || res.ObservedAt.After(after.Add(skew)) {
-			e.t.Errorf("ObservedAt = %v, want within [%v, %v]", res.ObservedAt, before, after)
-		}
-		if _, ok := find(res.Containers, id); !ok {
-			e.t.Errorf("container %s started before the listing is not in it", id)
-		}
-	}},
-	{"AgreesWithInspect", func(e *env) {
+	{"OfARunningContainer", func(e *env) {
 		spec := e.app("app", Workload{})
 		id := e.run(spec)
-		c, ok := find(e.list(runtimeadapter.ListOptions{}).Containers, id)
-		if !ok {
-			e.t.Fatalf("container %s not listed", id)
-		}
-		in := e.inspect(id)
-		if c.ID != in.ID || c.Name != in.Name || c.Image != in.Image || c.State != in.State ||
-			c.RawState != in.RawState || !c.CreatedAt.Equal(in.CreatedAt) || !c.StartedAt.Equal(in.StartedAt) ||
-			c.IP != in.IP || !maps.Equal(c.Labels, in.Labels) {
-			e.t.Errorf("List and Inspect disagree:\nlist    %+v\ninspect %+v", c, in)
-		}
-	}},
-	{"ResultsAreCopies", func(e *env) {
-		id := e.run(e.app("app", Workload{}))
-		res := e.list(runtimeadapter.ListOptions{})
-		c, ok := find(res.Containers, id)
-		if !ok {
-			e.t.Fatalf("container %s not listed", id)
-		}
-		c.Labels[runtimeadapter.LabelPodName] = "changed"
-		again, ok := find(e.list(runtimeadapter.ListOptions{}).Containers, id)
-		if !ok || again.Labels[runtimeadapter.LabelPodName] != "p" {
-			e.t.Errorf("changing a listed container's labels changed the next listing: %v, %+v", ok, again.Labels)
-		}
-		if c := e.inspect(id); c.Labels[runtimeadapter.LabelPodName] != "p" {
-			e.t.Errorf("changing a listed container's labels changed Inspect's: %+v", c.Labels)
-		}
+		e.step("ObservedAtIsWhenTheListingWasAsked", func(e *env) {
+			before := time.Now()
+			res := e.list(runtimeadapter.ListOptions{})
+			after := time.Now()
+			// Runtimes read their own clock; allow a little skew.
+			const skew = 100 * time.Millisecond
+			if res.ObservedAt.Before(before.Add(-skew)) || res.ObservedAt.After(after.Add(skew)) {
+				e.t.Errorf("ObservedAt = %v, want within [%v, %v]", res.ObservedAt, before, after)
+			}
+			if _, ok := find(res.Containers, id); !ok {
+				e.t.Errorf("container %s started before the listing is not in it", id)
+			}
+		})
+		e.step("AgreesWithInspect", func(e *env) {
+			c, ok := find(e.list(runtimeadapter.ListOptions{}).Containers, id)
+			if !ok {
+				e.t.Fatalf("container %s not listed", id)
+			}
+			in := e.inspect(id)
+			if c.ID != in.ID || c.Name != in.Name || c.Image != in.Image || c.State != in.State ||
+				c.RawState != in.RawState || !c.CreatedAt.Equal(in.CreatedAt) || !c.StartedAt.Equal(in.StartedAt) ||
+				c.IP != in.IP || !maps.Equal(c.Labels, in.Labels) {
+				e.t.Errorf("List and Inspect disagree:\nlist    %+v\ninspect %+v", c, in)
+			}
+		})
+		e.step("ResultsAreCopies", func(e *env) {
+			c, ok := find(e.list(runtimeadapter.ListOptions{}).Containers, id)
+			if !ok {
+				e.t.Fatalf("container %s not listed", id)
+			}
+			c.Labels[runtimeadapter.LabelPodName] = "changed"
+			again, ok := find(e.list(runtimeadapter.ListOptions{}).Containers, id)
+			if !ok || again.Labels[runtimeadapter.LabelPodName] != "p" {
+				e.t.Errorf("changing a listed container's labels changed the next listing: %v, %+v", ok, again.Labels)
+			}
+			if c := e.inspect(id); c.Labels[runtimeadapter.LabelPodName] != "p" {
+				e.t.Errorf("changing a listed container's labels changed Inspect's: %+v", c.Labels)
+			}
+		})
 	}},
 }

@@ -58,6 +58,23 @@ var notFoundCases = []testCase{
 			e.t.Errorf("stop after remove: %v, want ErrNotFound", err)
 		}
 	}},
+	{"JoiningAMissingContainer", func(e *env) {
+		// A sandbox removed behind the pod's back: its app cannot run in
+		// it. Docker creates the app and fails its start (ErrNotFound,
+		// naming the sandbox), leaving it created with an Error, as any
+		// failed start; an adapter may refuse the create instead.
+		missing := "conf_" + e.Node + "_gone"
+		app := e.app("app", Workload{})
+		app.NetworkMode = "container:" + missing
+		e.joinFails(app, missing, runtimeadapter.ErrNotFound)
+	}},
+	{"JoiningAStoppedContainer", func(e *env) {
+		sid := e.run(e.spec(e.pod("p"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{Exits: true, ExitAfter: shortExit}))
+		e.waitExited(sid)
+		app := e.app("app", Workload{})
+		app.NetworkMode = "container:" + sid
+		e.joinFails(app, sid, nil)
+	}},
 	{"CreateWithAnAbsentImage", func(e *env) {
 		if e.AbsentImage == "" {
 			e.t.Fatal("runtimetest: Instance.AbsentImage is empty")
@@ -74,4 +91,34 @@ var notFoundCases = []testCase{
 			e.t.Errorf("create from an absent image: %q does not name it", err)
 		}
 	}},
+}
+
+// joinFails checks that spec, which joins the network of container
+// joined, cannot run: its create fails with want (when not nil), or its
+// start fails so (an error naming joined, wrapping want when not nil)
+// and leaves it created, with an Error.
+func (e *env) joinFails(spec runtimeadapter.ContainerSpec, joined string, want error) {
+	e.t.Helper()
+	id, err := e.Runtime.Create(e.ctx, spec)
+	if id != "" {
+		e.track(id)
+	}
+	if err != nil {
+		if want != nil && !errors.Is(err, want) {
+			e.t.Errorf("create joining %s: %v, want %v", joined, err, want)
+		}
+		return
+	}
+	err = e.Runtime.Start(e.ctx, id)
+	switch {
+	case err == nil:
+		e.t.Fatalf("start joining %s: nil error", joined)
+	case want != nil && !errors.Is(err, want):
+		e.t.Errorf("start joining %s: %v, want %v", joined, err, want)
+	case !strings.Contains(err.Error(), joined):
+		e.t.Errorf("start joining %s: %q does not name it", joined, err)
+	}
+	if c := e.inspect(id); c.RawState != "created" || c.Error == "" || c.ExitCode != 128 {
+		e.t.Errorf("after a start joining %s: %q, error %q, exit code %d; want created, an error, 128", joined, c.RawState, c.Error, c.ExitCode)
+	}
 }

@@ -17,8 +17,10 @@ import (
 const (
 	// waitTimeout bounds every wait for a condition.
 	waitTimeout = 30 * time.Second
-	// pollEvery is how often a wait checks its condition.
-	pollEvery = 20 * time.Millisecond
+	// pollMin and pollMax bound how often a wait checks its condition:
+	// at once for a fake, without flooding a loaded daemon.
+	pollMin = 5 * time.Millisecond
+	pollMax = 100 * time.Millisecond
 	// grace is the grace period of the stops that wait for SIGKILL.
 	grace = time.Second
 	// shortExit is how long a workload that exits by itself runs.
@@ -68,6 +70,7 @@ var groups = []struct {
 	{"Exec", execCases},
 	{"Logs", logCases},
 	{"Images", imageCases},
+	{"Context", contextCases},
 	{"Concurrency", concurrencyCases},
 }
 
@@ -76,9 +79,30 @@ type env struct {
 	Instance
 	t   *testing.T
 	ctx context.Context
+	tr  *tracker
+}
 
+// tracker holds the IDs of the containers a subtest created, removed at
+// its end.
+type tracker struct {
 	mu      sync.Mutex
-	created []string // IDs, removed at the end
+	created []string
+}
+
+// step runs f as a subtest of its own on e's runtime and containers: one
+// property of a container several properties share, so that a real
+// runtime creates fewer containers. A failed step fails the properties
+// after it.
+func (e *env) step(name string, f func(e *env)) {
+	e.t.Helper()
+	ok := e.t.Run(name, func(t *testing.T) {
+		sub := *e
+		sub.t = t
+		f(&sub)
+	})
+	if !ok {
+		e.t.FailNow()
+	}
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -88,7 +112,7 @@ func newEnv(t *testing.T, h Harness) *env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{Instance: in, t: t, ctx: ctx}
+	e := &env{Instance: in, t: t, ctx: ctx, tr: &tracker{}}
 	t.Cleanup(e.removeAll)
 	return e
 }
@@ -97,14 +121,18 @@ func newEnv(t *testing.T, h Harness) *env {
 func (e *env) removeAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e.mu.Lock()
-	ids := e.created
-	e.mu.Unlock()
+	e.tr.mu.Lock()
+	ids := e.tr.created
+	e.tr.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, id := range ids {
-		if err := e.Runtime.Remove(ctx, id); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
-			e.t.Errorf("cleanup: remove container %s: %v", id, err)
-		}
+		wg.Go(func() {
+			if err := e.Runtime.Remove(ctx, id); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+				e.t.Errorf("cleanup: remove container %s: %v", id, err)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // pod names one pod of the subtest's node.
@@ -156,9 +184,9 @@ func (e *env) create(spec runtimeadapter.ContainerSpec) string {
 }
 
 func (e *env) track(id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.created = append(e.created, id)
+	e.tr.mu.Lock()
+	defer e.tr.mu.Unlock()
+	e.tr.created = append(e.tr.created, id)
 }
 
 // run creates and starts spec.
@@ -226,11 +254,11 @@ func find(cs []runtimeadapter.Container, id string) (runtimeadapter.Container, b
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
+	for delay := pollMin; !cond(); delay = min(2*delay, pollMax) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(delay)
 	}
 }
 

@@ -86,9 +86,6 @@ var removeCases = []testCase{
 		e.waitExited(id)
 		e.remove(id)
 	}},
-	{"RemoveCreated", func(e *env) {
-		e.remove(e.create(e.app("app", Workload{})))
-	}},
 	{"RemoveRunningKillsIt", func(e *env) {
 		id := e.run(e.app("app", Workload{IgnoreSIGTERM: true}))
 		e.ready(id)
@@ -98,7 +95,7 @@ var removeCases = []testCase{
 			e.t.Errorf("remove of a running container took %v", took)
 		}
 	}},
-	{"RemoveFreesTheName", func(e *env) {
+	{"RemoveCreatedFreesTheName", func(e *env) {
 		spec := e.app("app", Workload{})
 		e.remove(e.create(spec))
 		e.create(spec)
