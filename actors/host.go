@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/manifest"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 )
 
@@ -74,7 +75,7 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 		n.sets[HostSource] = set
 		n.synced[HostSource] = true
 		n.reconcile(ctx)
-		ctx.Send(n.relist, &messages.RelistNow{})
+		ctx.Send(n.relist, &protocol.RelistNow{})
 		ctx.Respond(out)
 	case *messages.DeletePod:
 		set := n.sets[HostSource][:0:0]

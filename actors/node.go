@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -69,7 +70,7 @@ type nodeActor struct {
 	orphanKills map[types.UID]bool // abandoned pods whose containers the node is removing
 	lastRelist  time.Time
 	relistErr   error
-	eventStream *messages.EventStreamState // nil: no event stream followed
+	eventStream *protocol.EventStreamState // nil: no event stream followed
 	started     time.Time
 
 	events     []messages.Event // recent events, oldest first, at most cfg.MaxEvents
@@ -114,11 +115,11 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if n.cfg.Images != nil {
 			n.cfg.Images.Close() // cancels pulls in flight
 		}
-	case *messages.RouterStarted:
+	case *protocol.RouterStarted:
 		// After a router restart its pod actors are gone: tell it again.
 		for uid := range n.sent {
 			if !n.failed[uid] {
-				ctx.Send(n.router, &messages.PodSpec{Pod: n.desired[uid]})
+				ctx.Send(n.router, &protocol.PodSpec{Pod: n.desired[uid]})
 			}
 		}
 		for uid, name := range n.terminating {
@@ -126,7 +127,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 				ctx.Send(n.router, removal(uid, name))
 			}
 		}
-	case *messages.DesiredPods:
+	case *protocol.DesiredPods:
 		if !n.synced[m.Source] {
 			n.log.Info("source synced", zap.String("source", m.Source), zap.Int("pods", len(m.Pods)))
 		}
@@ -134,13 +135,13 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.synced[m.Source] = true
 		delete(n.sourceErrs, m.Source)
 		n.reconcile(ctx)
-		ctx.Send(n.relist, &messages.RelistNow{}) // find orphans of the new set at once
-	case *messages.SourceError:
+		ctx.Send(n.relist, &protocol.RelistNow{}) // find orphans of the new set at once
+	case *protocol.SourceError:
 		n.log.Warn("source failed; keeping its last set", zap.String("source", m.Source), zap.Error(m.Err))
 		n.sourceErrs[m.Source] = m.Err
 	case *messages.Event:
 		n.record(*m)
-	case *messages.PodSyncing:
+	case *protocol.PodSyncing:
 		if m.Since.IsZero() {
 			delete(n.syncing, m.UID)
 		} else {
@@ -155,17 +156,17 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		n.reconcile(ctx)
 		n.checkDrained(ctx)
-		ctx.Send(n.relist, &messages.RelistNow{}) // orphan pods go too
+		ctx.Send(n.relist, &protocol.RelistNow{}) // orphan pods go too
 	case *messages.GetHealth:
 		ctx.Respond(n.health(n.cfg.Clock.Now()))
-	case *messages.PodStatusReport:
+	case *protocol.PodStatusReport:
 		if n.desired[m.UID] != nil || n.terminating[m.UID] != "" {
 			n.statuses[m.UID] = m.Status
 			if p := n.desired[m.UID]; p != nil {
 				n.publish(ctx, p, m.Status, false)
 			}
 		}
-	case *messages.PodActorFailed:
+	case *protocol.PodActorFailed:
 		if name := n.terminating[m.UID]; name != "" {
 			// It was being removed, and its containers may still run: the
 			// node removes them itself (see sweepAbandoned), and a pod of
@@ -173,7 +174,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.log.Error("pod actor failed while removing its pod; the node removes its containers", zap.String("pod", name),
 				zap.String("podUID", string(m.UID)))
 			n.abandoned[m.UID] = n.cfg.Clock.Now()
-			ctx.Send(n.relist, &messages.RelistNow{})
+			ctx.Send(n.relist, &protocol.RelistNow{})
 			return
 		}
 		if p := n.desired[m.UID]; p != nil {
@@ -189,10 +190,10 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 				Namespace: p.Namespace, Pod: p.Name, UID: p.UID, Message: st.Message})
 			n.publish(ctx, p, st, false)
 		}
-	case *messages.Terminated:
+	case *protocol.Terminated:
 		delete(n.syncing, m.UID)
 		n.terminated(ctx, m.UID)
-	case *messages.RelistSnapshot:
+	case *protocol.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
 		n.countRunning(m.Containers)
 		first := !n.relisted
@@ -201,9 +202,9 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if first {
 			n.sendWaiting(ctx) // what runs is known now
 		}
-	case *messages.RelistFailed:
+	case *protocol.RelistFailed:
 		n.relistErr = m.Err
-	case *messages.EventStreamState:
+	case *protocol.EventStreamState:
 		n.eventStream = m
 	case *orphanDone:
 		delete(n.orphanKills, m.uid)
@@ -214,7 +215,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.log.Warn("removing the containers of an abandoned pod failed; will retry on next relist",
 				zap.String("pod", n.terminating[m.uid]), zap.String("podUID", string(m.uid)), zap.Error(m.err))
 		}
-		ctx.Send(n.relist, &messages.RelistNow{})
+		ctx.Send(n.relist, &protocol.RelistNow{})
 	case *messages.GetPodStatuses:
 		ctx.Respond(n.podStatuses())
 	}
@@ -294,9 +295,9 @@ func admissionOrder(pods map[types.UID]*v1.Pod) []*v1.Pod {
 }
 
 // removal is the PodRemoved of pod uid, named "namespace/name".
-func removal(uid types.UID, name string) *messages.PodRemoved {
+func removal(uid types.UID, name string) *protocol.PodRemoved {
 	ns, n, _ := strings.Cut(name, "/")
-	return &messages.PodRemoved{UID: uid, Namespace: ns, Name: n}
+	return &protocol.PodRemoved{UID: uid, Namespace: ns, Name: n}
 }
 
 // sendWaiting sends the desired pods not sent yet that may run now.
@@ -350,7 +351,7 @@ func (n *nodeActor) send(ctx actor.Context, p *v1.Pod) {
 		n.log.Info("pod added", zap.String("pod", nsName(p)), zap.String("podUID", string(p.UID)))
 	}
 	n.sent[p.UID] = true
-	ctx.Send(n.router, &messages.PodSpec{Pod: p})
+	ctx.Send(n.router, &protocol.PodSpec{Pod: p})
 }
 
 // blocker is a pod p must wait for: one of its namespace/name (or its own

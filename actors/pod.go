@@ -24,6 +24,7 @@ import (
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/probe"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -183,7 +184,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
 		a.inc = incarnations.Add(1)
-		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
+		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.startList(ctx)
 	case *actor.Restarting:
 		a.cfg.Metrics.IncPodActorRestart()
@@ -192,7 +193,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.stopTimer()
 		a.stopWorkers()
-	case *messages.PodSpec:
+	case *protocol.PodSpec:
 		if a.pod != nil && m.Pod != nil && a.pod.Name != m.Pod.Name {
 			a.log = a.log.With(zap.String("pod", m.Pod.Namespace+"/"+m.Pod.Name))
 		}
@@ -209,7 +210,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.pod, a.known, a.removed = m.Pod, true, false
 		a.spawnProbes(ctx)
 		a.sync(ctx)
-	case *messages.PodRemoved:
+	case *protocol.PodRemoved:
 		if a.pod == nil && a.removedAs == "" && m.Name != "" {
 			a.removedAs = m.Namespace + "/" + m.Name
 			a.log = a.log.With(zap.String("pod", a.removedAs))
@@ -220,7 +221,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.sync(ctx)
 	case *probeChanged:
 		a.probeChanged(ctx, m)
-	case *messages.RuntimeState:
+	case *protocol.RuntimeState:
 		if m.Healthy && a.runtimeDown {
 			// What this actor holds may predate the outage, and the PLEG's
 			// first listing after it comes after this message: list anew
@@ -232,7 +233,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if m.Healthy {
 			a.sync(ctx)
 		}
-	case *messages.PodTransitions:
+	case *protocol.PodTransitions:
 		if a.log.Core().Enabled(zap.DebugLevel) { // no fields built per event unless they are logged
 			for _, e := range m.Events {
 				a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
@@ -248,9 +249,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.observe(m.Containers, from, until, m.Version, false) || a.relistSelf {
 			a.requestSync(ctx)
 		}
-	case *messages.ContainerExited:
+	case *protocol.ContainerExited:
 		if a.log.Core().Enabled(zap.DebugLevel) {
-			a.log.Debug("PLEG event", zap.String("type", string(messages.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
+			a.log.Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
 		}
 		if a.died(m) {
 			a.requestSync(ctx)
@@ -274,7 +275,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.cfg.Metrics.ObserveSync(a.cfg.Clock.Since(a.syncStart))
 			a.syncStart = time.Time{}
 		}
-		ctx.Send(a.node, &messages.PodSyncing{UID: a.uid})
+		ctx.Send(a.node, &protocol.PodSyncing{UID: a.uid})
 		if m.listErr == nil {
 			l := m.listing
 			a.listed = true
@@ -394,7 +395,7 @@ func (a *podActor) take(cs []runtimeadapter.Container, from, until time.Time, ve
 // instance that ran), and reports whether it did. The listing's span is
 // left as it was: the PLEG's listing that the same event triggers is
 // newer, and replaces this one with the runtime's own account.
-func (a *podActor) died(m *messages.ContainerExited) bool {
+func (a *podActor) died(m *protocol.ContainerExited) bool {
 	i := slices.IndexFunc(a.containers, func(c runtimeadapter.Container) bool { return c.ID == m.ContainerID })
 	if i < 0 || a.containers[i].State != runtimeadapter.StateRunning {
 		return false
@@ -496,7 +497,7 @@ func (a *podActor) sync(ctx actor.Context) {
 			defer func() { _ = recover() }()
 			_ = os.RemoveAll(dir)
 		}()
-		ctx.Send(ctx.Parent(), &messages.Terminated{UID: a.uid})
+		ctx.Send(ctx.Parent(), &protocol.Terminated{UID: a.uid})
 		return
 	}
 	if !plan.RequeueAt.IsZero() {
@@ -517,7 +518,7 @@ func (a *podActor) sync(ctx actor.Context) {
 	}
 	a.syncing = true
 	a.syncStart = now
-	ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: now})
+	ctx.Send(a.node, &protocol.PodSyncing{UID: a.uid, Since: now})
 	halt, abort := a.newHalt()
 	w := &worker{cfg: *a.cfg, pod: pod, uid: a.uid, log: a.log, sandboxID: plan.SandboxID, emit: a.emitter(ctx), hookPod: a.pod,
 		halt: halt, abort: abort, podStart: a.startTime, killMessages: maps.Clone(a.killMessages), removedAs: a.removedAs}
@@ -593,7 +594,7 @@ func (a *podActor) report(ctx actor.Context, st v1.PodStatus) {
 		a.cfg.Metrics.ObservePodStart(a.cfg.Clock.Since(a.startTime))
 	}
 	a.lastStatus = &st
-	ctx.Send(a.node, &messages.PodStatusReport{UID: a.uid, Namespace: a.pod.Namespace, Name: a.pod.Name, Status: st})
+	ctx.Send(a.node, &protocol.PodStatusReport{UID: a.uid, Namespace: a.pod.Namespace, Name: a.pod.Name, Status: st})
 }
 
 // worker carries out one plan against the runtime, off the actor.
