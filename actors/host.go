@@ -9,6 +9,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/internal/nodestate"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 )
 
@@ -72,7 +73,7 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 		}
 		sort.Slice(set, func(i, j int) bool { return nsName(set[i]) < nsName(set[j]) })
 		n.step(ctx, nodestate.SourceSet{Source: HostSource, Pods: set, Synced: true})
-		ctx.Send(n.relist, &messages.RelistNow{})
+		ctx.Send(n.relist, &protocol.RelistNow{})
 		ctx.Respond(out)
 	case *messages.DeletePod:
 		set := n.pods.Set(HostSource)[:0:0]

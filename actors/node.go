@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/nodestate"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -38,7 +39,7 @@ type nodeActor struct {
 
 	lastRelist  time.Time
 	relistErr   error
-	eventStream *messages.EventStreamState // nil: no event stream followed
+	eventStream *protocol.EventStreamState // nil: no event stream followed
 	started     time.Time
 
 	events     []messages.Event // recent events, oldest first, at most cfg.MaxEvents
@@ -76,22 +77,22 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if n.cfg.Images != nil {
 			n.cfg.Images.Close() // cancels pulls in flight
 		}
-	case *messages.RouterStarted:
+	case *protocol.RouterStarted:
 		// After a router restart its pod actors are gone: tell it again.
 		n.step(ctx, nodestate.RouterRestarted{})
-	case *messages.DesiredPods:
+	case *protocol.DesiredPods:
 		if !n.pods.Synced(m.Source) {
 			n.log.Info("source synced", zap.String("source", m.Source), zap.Int("pods", len(m.Pods)))
 		}
 		delete(n.sourceErrs, m.Source)
 		n.step(ctx, nodestate.SourceSet{Source: m.Source, Pods: m.Pods, Synced: true})
-		ctx.Send(n.relist, &messages.RelistNow{}) // find orphans of the new set at once
-	case *messages.SourceError:
+		ctx.Send(n.relist, &protocol.RelistNow{}) // find orphans of the new set at once
+	case *protocol.SourceError:
 		n.log.Warn("source failed; keeping its last set", zap.String("source", m.Source), zap.Error(m.Err))
 		n.sourceErrs[m.Source] = m.Err
 	case *messages.Event:
 		n.record(*m)
-	case *messages.PodSyncing:
+	case *protocol.PodSyncing:
 		if m.Since.IsZero() {
 			delete(n.syncing, m.UID)
 		} else {
@@ -104,23 +105,23 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.drainedTo = append(n.drainedTo, ctx.Sender())
 		}
 		n.step(ctx, nodestate.Drain{Reply: ctx.Sender() != nil})
-		ctx.Send(n.relist, &messages.RelistNow{}) // orphan pods go too
+		ctx.Send(n.relist, &protocol.RelistNow{}) // orphan pods go too
 	case *messages.GetHealth:
 		ctx.Respond(n.health(n.cfg.Clock.Now()))
-	case *messages.PodStatusReport:
+	case *protocol.PodStatusReport:
 		n.step(ctx, nodestate.StatusReport{UID: m.UID, Status: m.Status})
-	case *messages.PodActorFailed:
+	case *protocol.PodActorFailed:
 		n.step(ctx, nodestate.ActorFailed{UID: m.UID})
-	case *messages.Terminated:
+	case *protocol.Terminated:
 		delete(n.syncing, m.UID)
 		n.step(ctx, nodestate.Terminated{UID: m.UID})
-	case *messages.RelistSnapshot:
+	case *protocol.RelistSnapshot:
 		n.lastRelist, n.relistErr = m.ObservedAt, nil
 		n.countRunning(m.Containers)
 		n.step(ctx, nodestate.Listing{Containers: m.Containers, ObservedAt: m.ObservedAt})
-	case *messages.RelistFailed:
+	case *protocol.RelistFailed:
 		n.relistErr = m.Err
-	case *messages.EventStreamState:
+	case *protocol.EventStreamState:
 		n.eventStream = m
 	case *orphanDone:
 		if m.err != nil {
@@ -128,7 +129,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 				zap.String("pod", n.pods.PodName(m.uid)), zap.String("podUID", string(m.uid)), zap.Error(m.err))
 		}
 		n.step(ctx, nodestate.RemovalDone{UID: m.uid, At: m.at})
-		ctx.Send(n.relist, &messages.RelistNow{})
+		ctx.Send(n.relist, &protocol.RelistNow{})
 	case *messages.GetPodStatuses:
 		ctx.Respond(n.podStatuses())
 	}
@@ -149,7 +150,7 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 		if e.New {
 			n.log.Info("pod added", zap.String("pod", nsName(e.Pod)), zap.String("podUID", string(e.Pod.UID)))
 		}
-		ctx.Send(n.router, &messages.PodSpec{Pod: e.Pod})
+		ctx.Send(n.router, &protocol.PodSpec{Pod: e.Pod})
 	case nodestate.SendRemoval:
 		switch {
 		case e.Again:
@@ -159,7 +160,7 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 			n.log.Info("pod removed", zap.String("pod", e.Name), zap.String("podUID", string(e.UID)))
 		}
 		ns, name, _ := strings.Cut(e.Name, "/")
-		ctx.Send(n.router, &messages.PodRemoved{UID: e.UID, Namespace: ns, Name: name})
+		ctx.Send(n.router, &protocol.PodRemoved{UID: e.UID, Namespace: ns, Name: name})
 	case nodestate.RemoveContainers:
 		n.removeAbandoned(ctx, e)
 	case nodestate.Publish:
@@ -186,7 +187,7 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 		// (RemoveContainers from the next listing on).
 		n.log.Error("pod actor failed while removing its pod; the node removes its containers", zap.String("pod", e.Name),
 			zap.String("podUID", string(e.UID)))
-		ctx.Send(n.relist, &messages.RelistNow{})
+		ctx.Send(n.relist, &protocol.RelistNow{})
 	case nodestate.AbandonedGone:
 		n.log.Info("abandoned pod's containers are gone", zap.String("pod", e.Name), zap.String("podUID", string(e.UID)))
 	case nodestate.Drained:

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
@@ -301,7 +302,7 @@ func TestFailedRelistTouchesNothing(t *testing.T) {
 		waitFor(t, 10*time.Second, "app running", func() bool { return len(rt.Running("uid-web", "app")) == 1 })
 		rt.InjectError(fake.MethodList, runtimeadapter.ErrUnavailable, -1)
 		rt.ResetCalls()
-		h.sys.Root.Send(h.pid, &messages.DesiredPods{Source: "test", Pods: []*v1.Pod{testPod("web", "uid-web", v1.RestartPolicyAlways, "app")}}) // triggers a relist now
+		h.sys.Root.Send(h.pid, &protocol.DesiredPods{Source: "test", Pods: []*v1.Pod{testPod("web", "uid-web", v1.RestartPolicyAlways, "app")}}) // triggers a relist now
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		var lists []time.Time

@@ -14,6 +14,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podstate"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/messages"
 )
@@ -125,7 +126,7 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 		a.inc = incarnations.Add(1)
 		a.m = podstate.NewPod(podstate.Config{UID: a.uid, Node: a.cfg.NodeName, Backoff: a.cfg.Backoff,
 			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax}, a.cfg.History.Pod(string(a.uid)))
-		ctx.Request(ctx.Parent(), &messages.SpecRequest{UID: a.uid})
+		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.apply(ctx, a.m.Step(podstate.Started{}, a.cfg.Clock.Now()))
 	case *actor.Restarting:
 		a.cfg.Metrics.IncPodActorRestart()
@@ -144,18 +145,18 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 // late message of an earlier incarnation).
 func (a *podActor) event(msg any) podstate.Event {
 	switch m := msg.(type) {
-	case *messages.PodSpec:
+	case *protocol.PodSpec:
 		return podstate.SpecChanged{Pod: m.Pod}
-	case *messages.PodRemoved:
+	case *protocol.PodRemoved:
 		return podstate.Removed{Namespace: m.Namespace, Name: m.Name}
-	case *messages.RuntimeState:
+	case *protocol.RuntimeState:
 		return podstate.RuntimeHealth{Healthy: m.Healthy}
-	case *messages.PodTransitions:
+	case *protocol.PodTransitions:
 		a.logTransitions(m)
 		return podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
-	case *messages.ContainerExited:
+	case *protocol.ContainerExited:
 		if a.log.Core().Enabled(zap.DebugLevel) {
-			a.log.Debug("PLEG event", zap.String("type", string(messages.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
+			a.log.Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
 		}
 		return podstate.Died{ContainerID: m.ContainerID, ExitCode: m.ExitCode, At: m.At}
 	case *probeChanged:
@@ -185,7 +186,7 @@ func ifInc(ok bool, ev podstate.Event) podstate.Event {
 	return ev
 }
 
-func (a *podActor) logTransitions(m *messages.PodTransitions) {
+func (a *podActor) logTransitions(m *protocol.PodTransitions) {
 	if !a.log.Core().Enabled(zap.DebugLevel) { // no fields built per event unless they are logged
 		return
 	}
@@ -217,7 +218,7 @@ func (a *podActor) apply(ctx actor.Context, effects []podstate.Effect) {
 		case podstate.SpawnProbes, podstate.StopProbes, podstate.ProbeTargets:
 			a.probeEffect(ctx, e)
 		case podstate.Syncing:
-			ctx.Send(a.node, &messages.PodSyncing{UID: a.uid, Since: e.Since})
+			ctx.Send(a.node, &protocol.PodSyncing{UID: a.uid, Since: e.Since})
 		case podstate.SyncTook:
 			a.cfg.Metrics.ObserveSync(e.Duration)
 		case podstate.SyncFailed:
@@ -239,7 +240,7 @@ func (a *podActor) report(ctx actor.Context, r podstate.Report) {
 	if r.PodStarted {
 		a.cfg.Metrics.ObservePodStart(r.StartedIn)
 	}
-	ctx.Send(a.node, &messages.PodStatusReport{UID: a.uid, Namespace: r.Namespace, Name: r.Name, Status: r.Status})
+	ctx.Send(a.node, &protocol.PodStatusReport{UID: a.uid, Namespace: r.Namespace, Name: r.Name, Status: r.Status})
 }
 
 // terminate: the pod was removed and none of its containers is left.
@@ -251,7 +252,7 @@ func (a *podActor) terminate(ctx actor.Context) {
 		defer func() { _ = recover() }()
 		_ = volumeprep.RemovePodDir(root, uid)
 	}()
-	ctx.Send(ctx.Parent(), &messages.Terminated{UID: a.uid})
+	ctx.Send(ctx.Parent(), &protocol.Terminated{UID: a.uid})
 }
 
 // emitter returns a function that sends pod events to the node; it is

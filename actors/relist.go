@@ -18,7 +18,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/pleg"
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -88,7 +88,7 @@ type relistActor struct {
 	check        clock.Timer
 	checkAt      time.Time
 	checkGen     uint64
-	reported     *messages.EventStreamState // last sent to the node
+	reported     *protocol.EventStreamState // last sent to the node
 	cancelEvents context.CancelFunc
 }
 
@@ -155,7 +155,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		if m.gen == r.gen {
 			r.list(ctx)
 		}
-	case *messages.RelistNow:
+	case *protocol.RelistNow:
 		r.want(ctx)
 	case *runtimeEvent:
 		r.log.Debug("runtime event", zap.String("kind", string(m.ev.Kind)), zap.String("id", short(m.ev.ContainerID)))
@@ -167,7 +167,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		}
 		if uid := m.ev.Labels[runtimeadapter.LabelPodUID]; m.ev.Kind == runtimeadapter.EventDie && uid != "" && m.ev.ContainerID != "" {
 			// The pod actor needs no list to act on a death.
-			ctx.Send(r.router, &messages.ContainerExited{UID: types.UID(uid), ContainerID: m.ev.ContainerID, ExitCode: m.ev.ExitCode, At: m.ev.Time})
+			ctx.Send(r.router, &protocol.ContainerExited{UID: types.UID(uid), ContainerID: m.ev.ContainerID, ExitCode: m.ev.ExitCode, At: m.ev.Time})
 		}
 		before := r.watch.State()
 		r.watch.Event(m.stream, m.ev.ContainerID, m.ev.Kind, m.at)
@@ -198,16 +198,16 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		if m.err != nil {
 			if !r.failing {
 				r.failures.Reset()
-				ctx.Send(r.router, &messages.RuntimeState{Healthy: false, Err: m.err})
+				ctx.Send(r.router, &protocol.RuntimeState{Healthy: false, Err: m.err})
 			}
 			r.failing = true
 			next = r.failures.NextBackOff()
 			r.log.Warn("relist failed; no transitions this round", zap.Error(m.err), zap.Duration("retryIn", next))
-			ctx.Send(r.node, &messages.RelistFailed{Err: m.err, At: r.cfg.Clock.Now()})
+			ctx.Send(r.node, &protocol.RelistFailed{Err: m.err, At: r.cfg.Clock.Now()})
 		} else {
 			if r.failing {
 				r.log.Info("runtime answers again; converging")
-				ctx.Send(r.router, &messages.RuntimeState{Healthy: true})
+				ctx.Send(r.router, &protocol.RuntimeState{Healthy: true})
 			}
 			r.failing = false
 			batches := r.relister.Relist(m.res)
@@ -215,7 +215,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 				batch.ListedFrom, batch.ListedUntil = r.started, m.until
 				ctx.Send(r.router, &batch)
 			}
-			ctx.Send(r.node, &messages.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
+			ctx.Send(r.node, &protocol.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
 			if r.following {
 				before := r.watch.State()
 				r.watch.Relisted(r.started, m.until, pleg.ChangesOf(batches))
@@ -295,7 +295,7 @@ func (r *relistActor) reportStream(ctx actor.Context) {
 	if r.reported != nil && r.reported.State == st.String() {
 		since = r.reported.Since
 	}
-	r.reported = &messages.EventStreamState{State: st.String(), OK: st == pleg.StreamHealthy, Message: msg, Since: since}
+	r.reported = &protocol.EventStreamState{State: st.String(), OK: st == pleg.StreamHealthy, Message: msg, Since: since}
 	r.cfg.Metrics.SetEventStreamState(st.String())
 	ctx.Send(r.node, r.reported)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
@@ -38,7 +38,7 @@ func newRelistRig(t *testing.T, n int, cfg Config) *relistRig {
 		g.ids = append(g.ids, g.rt.AddContainer(runtimeadapter.Container{Labels: meta.Labels(), Image: "work:1"}))
 	}
 	record := actor.PropsFromFunc(func(c actor.Context) {
-		if m, ok := c.Message().(*messages.RuntimeState); ok {
+		if m, ok := c.Message().(*protocol.RuntimeState); ok {
 			g.mu.Lock()
 			g.healthy = append(g.healthy, m.Healthy)
 			g.mu.Unlock()
@@ -115,7 +115,7 @@ func TestRelistFailureBackoffHoldsAgainstEvents(t *testing.T) {
 			case 3:
 				g.rt.BreakEvents(nil)
 			case 6:
-				g.sys.Root.Send(g.pid, &messages.RelistNow{})
+				g.sys.Root.Send(g.pid, &protocol.RelistNow{})
 			}
 		}
 		time.Sleep(t0.Add(20 * time.Second).Sub(time.Now()))

@@ -12,7 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
@@ -127,7 +127,7 @@ func TestReplacementWaitsForAbandonedRemoval(t *testing.T) {
 			if uid != "uid-old" {
 				return
 			}
-			if _, ok := msg.(*messages.PodRemoved); ok {
+			if _, ok := msg.(*protocol.PodRemoved); ok {
 				removing.Store(true)
 			}
 			switch msg.(type) {

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/metrics"
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/supervision"
 )
 
@@ -26,13 +26,13 @@ type router struct {
 	// Terminated; their names stay taken until then. respawn: a spec for
 	// such a UID, sent to a new pod actor once the old one is gone.
 	retiring map[string]types.UID
-	respawn  map[types.UID]any      // *messages.PodSpec or *messages.PodRemoved
-	down     *messages.RuntimeState // the runtime is failing (nil: healthy)
+	respawn  map[types.UID]any      // *protocol.PodSpec or *protocol.PodRemoved
+	down     *protocol.RuntimeState // the runtime is failing (nil: healthy)
 }
 
 type podEntry struct {
 	pid  *actor.PID
-	last any // *messages.PodSpec or *messages.PodRemoved, for SpecRequest
+	last any // *protocol.PodSpec or *protocol.PodRemoved, for SpecRequest
 }
 
 func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
@@ -46,7 +46,7 @@ func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		r.stopping = false
-		ctx.Send(ctx.Parent(), &messages.RouterStarted{})
+		ctx.Send(ctx.Parent(), &protocol.RouterStarted{})
 	case *actor.Stopping, *actor.Restarting:
 		r.stopping = true
 	case *actor.Stopped:
@@ -54,26 +54,26 @@ func (r *router) Receive(ctx actor.Context) {
 		// state file before the node is gone (an agent restarted next
 		// reads them).
 		r.cfg.History.Flush()
-	case *messages.PodSpec:
+	case *protocol.PodSpec:
 		r.deliver(ctx, m.Pod.UID, m)
-	case *messages.PodRemoved:
+	case *protocol.PodRemoved:
 		// With no actor for the UID (an orphan pod found in the runtime,
 		// a pod whose actor failed, or one lost with a restart of this
 		// router) one is spawned to remove it: only it can say, by
 		// listing, that the pod's containers are gone (Terminated).
 		r.deliver(ctx, m.UID, m)
-	case *messages.PodTransitions:
+	case *protocol.PodTransitions:
 		if e := r.pods[m.UID]; e != nil {
 			ctx.Send(e.pid, m)
 		}
-	case *messages.ContainerExited:
+	case *protocol.ContainerExited:
 		if e := r.pods[m.UID]; e != nil {
 			ctx.Send(e.pid, m)
 		}
 		// A batch for a UID without an actor is a pod that is not desired:
 		// the node sees the same containers in the snapshot and kills them
 		// as orphans once every source has synced.
-	case *messages.RuntimeState:
+	case *protocol.RuntimeState:
 		if m.Healthy {
 			r.down = nil
 		} else {
@@ -82,11 +82,11 @@ func (r *router) Receive(ctx actor.Context) {
 		for _, e := range r.pods {
 			ctx.Send(e.pid, m)
 		}
-	case *messages.SpecRequest:
+	case *protocol.SpecRequest:
 		if e := r.pods[m.UID]; e != nil && e.last != nil {
 			ctx.Respond(e.last)
 		}
-	case *messages.Terminated:
+	case *protocol.Terminated:
 		if e := r.pods[m.UID]; e != nil {
 			delete(r.byPID, e.pid.Id)
 			delete(r.pods, m.UID)
@@ -112,12 +112,12 @@ func (r *router) Receive(ctx actor.Context) {
 			delete(r.byPID, m.Who.Id)
 			delete(r.pods, uid)
 			r.log.Error("pod actor stopped after too many restarts", zap.String("podUID", string(uid)))
-			ctx.Send(r.node, &messages.PodActorFailed{UID: uid})
+			ctx.Send(r.node, &protocol.PodActorFailed{UID: uid})
 		}
 	}
 }
 
-// deliver sends m (a *messages.PodSpec or *messages.PodRemoved) to uid's
+// deliver sends m (a *protocol.PodSpec or *protocol.PodRemoved) to uid's
 // pod actor, spawning one if need be; while the UID's previous actor is
 // still stopping (its name taken), m waits for it (the latest message
 // wins).

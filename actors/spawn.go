@@ -12,7 +12,7 @@ import (
 	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/nodestate"
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
 	"github.com/actorlet/actorlet/supervision"
@@ -63,19 +63,19 @@ func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *acto
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("source %s panicked: %v\n%s", s.Name(), p, debug.Stack())
-			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: err})
+			sys.Root.Send(node, &protocol.SourceError{Source: s.Name(), Err: err})
 		}
 	}()
 	// The source logs its own problems (once each); the node only needs the set.
 	err := s.Run(ctx, func(u sources.Update) {
 		if u.Err != nil {
-			sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: u.Err})
+			sys.Root.Send(node, &protocol.SourceError{Source: s.Name(), Err: u.Err})
 			return
 		}
-		sys.Root.Send(node, &messages.DesiredPods{Source: s.Name(), Pods: u.Pods})
+		sys.Root.Send(node, &protocol.DesiredPods{Source: s.Name(), Pods: u.Pods})
 	})
 	if err != nil && ctx.Err() == nil {
-		sys.Root.Send(node, &messages.SourceError{Source: s.Name(), Err: fmt.Errorf("source %s stopped: %w", s.Name(), err)})
+		sys.Root.Send(node, &protocol.SourceError{Source: s.Name(), Err: fmt.Errorf("source %s stopped: %w", s.Name(), err)})
 	}
 }
 

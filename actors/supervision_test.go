@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
 
@@ -25,7 +25,7 @@ func TestPanickingPodActorIsContained(t *testing.T) {
 				return
 			}
 			msgs.Add(1)
-			if _, ok := msg.(*messages.PodTransitions); ok {
+			if _, ok := msg.(*protocol.PodTransitions); ok {
 				panics.Add(1)
 				panic("boom")
 			}
@@ -80,7 +80,7 @@ func TestRestartedPodActorKeepsBackoff(t *testing.T) {
 		var transitions atomic.Int32
 		var panicAt atomic.Int64
 		hook := func(uid types.UID, msg any) {
-			if _, ok := msg.(*messages.PodTransitions); ok && uid == "uid-crash" {
+			if _, ok := msg.(*protocol.PodTransitions); ok && uid == "uid-crash" {
 				if transitions.Add(1) == 3 { // while the back-off is armed (see below)
 					panicAt.Store(time.Now().UnixNano())
 					panic("boom")

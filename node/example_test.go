@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -49,9 +50,11 @@ func Example() {
 	pod := &v1.Pod{}
 	pod.Name = "web"
 	pod.Spec.Containers = []v1.Container{{Name: "server", Image: "nginx:1.27"}}
-	res, err := sys.Root.RequestFuture(pid, &messages.SetHostPods{Pods: []*v1.Pod{pod}}, 5*time.Second).Result()
-	if err != nil || res.(*messages.SetHostPodsResult).Results[0].Err != nil {
-		fmt.Println("apply failed:", err, res)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	results, err := node.SetHostPods(ctx, sys.Root, pid, []*v1.Pod{pod})
+	if err != nil || results[0].Err != nil {
+		fmt.Println("apply failed:", err, results)
 		return
 	}
 
@@ -75,8 +78,10 @@ func Example_applyInvalid() {
 	pod := &v1.Pod{}
 	pod.Name = "broken"
 	pod.Spec.Containers = []v1.Container{{Name: "app"}} // no image
-	res, _ := sys.Root.RequestFuture(pid, &messages.ApplyPod{Pod: pod}, 5*time.Second).Result()
-	fmt.Println(res.(*messages.ApplyPodResult).Err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err := node.ApplyPod(ctx, sys.Root, pid, pod)
+	fmt.Println(err)
 	// Output: host pod default/broken: spec.containers[0].image: Required value
 }
 

@@ -12,9 +12,11 @@
 //
 //   - pods come from Options.Sources (sources/dir, sources/url, your own
 //     sources.Source) and from the host itself: SetHostPods (a full set),
-//     ApplyPod and DeletePod, each answered (use RequestFuture from outside
-//     an actor; from inside one, Request and handle the answer as a message);
-//   - GetPodStatuses, GetEvents and GetHealth are queries;
+//     ApplyPod and DeletePod, each answered (from outside an actor, the
+//     helpers of the same names wait for the typed answer; from inside one,
+//     Request and handle the answer as a message);
+//   - GetPodStatuses, GetEvents and GetHealth are queries (helpers
+//     PodStatuses, Events, Health); StopAllPods stops every pod;
 //   - Subscribe a PID to receive *messages.PodStatusChanged on every change.
 //
 // For tests, pass runtimeadapter/fake as the Runtime and run the test

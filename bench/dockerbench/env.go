@@ -32,6 +32,7 @@ import (
 	"github.com/actorlet/actorlet/bench/pipeline"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	"github.com/actorlet/actorlet/supervision"
@@ -290,11 +291,13 @@ func (e *Env) StartNode(name string, nc NodeConfig, onStatus func(time.Time, *me
 
 // SetPods replaces the node's host-fed pods.
 func (n *Node) SetPods(pods []*v1.Pod) error {
-	res, err := n.Sys.Root.RequestFuture(n.PID, &messages.SetHostPods{Pods: pods}, time.Minute).Result()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results, err := node.SetHostPods(ctx, n.Sys.Root, n.PID, pods)
 	if err != nil {
 		return err
 	}
-	for _, r := range res.(*messages.SetHostPodsResult).Results {
+	for _, r := range results {
 		if r.Err != nil {
 			return r.Err
 		}

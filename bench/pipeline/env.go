@@ -225,12 +225,14 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 	for i := range pods {
 		e.Pods = append(e.Pods, Pod(i))
 	}
-	res, err := e.Sys.Root.RequestFuture(e.Node, &messages.SetHostPods{Pods: e.Pods}, 2*time.Minute).Result()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	results, err := node.SetHostPods(ctx, e.Sys.Root, e.Node, e.Pods)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("SetHostPods: %w", err)
 	}
-	for _, r := range res.(*messages.SetHostPodsResult).Results {
+	for _, r := range results {
 		if r.Err != nil {
 			e.Close()
 			return nil, r.Err

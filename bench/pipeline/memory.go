@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -11,7 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
 )
 
@@ -109,11 +109,12 @@ func (e *Env) Held() (*Held, error) {
 	h.prof = heapSites()
 
 	// Spec and status sizes, from copies of what the node reports.
-	res, err := e.Sys.Root.RequestFuture(e.Node, &messages.GetPodStatuses{}, time.Minute).Result()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pods, err := node.PodStatuses(ctx, e.Sys.Root, e.Node)
 	if err != nil {
 		return nil, fmt.Errorf("GetPodStatuses: %w", err)
 	}
-	pods := res.(*messages.PodStatuses).Pods
 	if len(pods) != n {
 		return nil, fmt.Errorf("GetPodStatuses: %d pods, want %d", len(pods), n)
 	}

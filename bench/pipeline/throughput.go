@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/asynkron/protoactor-go/actor"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -23,20 +25,20 @@ import (
 // actor already holds, its sync finds nothing to do: a batch costs the
 // message path plus one plan and status computation, no runtime call.
 // With unknown, the UIDs are of no pod (the router drops such batches).
-func (e *Env) Batches(unknown bool) ([]*messages.PodTransitions, error) {
+func (e *Env) Batches(unknown bool) ([]*protocol.PodTransitions, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := e.RT.List(ctx, runtimeadapter.ListOptions{Node: e.Name, All: true})
 	if err != nil {
 		return nil, err
 	}
-	byPod := map[types.UID]*messages.PodTransitions{}
-	var out []*messages.PodTransitions
+	byPod := map[types.UID]*protocol.PodTransitions{}
+	var out []*protocol.PodTransitions
 	for _, c := range res.Containers {
 		uid := types.UID(c.Labels[runtimeadapter.LabelPodUID])
 		b := byPod[uid]
 		if b == nil {
-			b = &messages.PodTransitions{UID: uid, ObservedAt: time.Now()}
+			b = &protocol.PodTransitions{UID: uid, ObservedAt: time.Now()}
 			if unknown {
 				b.UID = "unknown-" + uid
 			}
@@ -45,7 +47,7 @@ func (e *Env) Batches(unknown bool) ([]*messages.PodTransitions, error) {
 		}
 		b.Containers = append(b.Containers, c)
 		if c.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeApp) {
-			b.Events = append(b.Events, messages.PodLifecycleEvent{Type: messages.ContainerStarted, ContainerID: c.ID, ContainerName: c.Labels[runtimeadapter.LabelContainerName]})
+			b.Events = append(b.Events, protocol.PodLifecycleEvent{Type: protocol.ContainerStarted, ContainerID: c.ID, ContainerName: c.Labels[runtimeadapter.LabelContainerName]})
 		}
 	}
 	return out, nil
@@ -112,7 +114,7 @@ func cpuTime() time.Duration {
 // router from one goroutine (as the relist actor sends them), and waits
 // until actors of kind have processed that many more messages. Elapsed runs
 // from the first send to that moment (polled every millisecond).
-func (e *Env) Feed(batches []*messages.PodTransitions, rounds int, kind string, timeout time.Duration) (Throughput, error) {
+func (e *Env) Feed(batches []*protocol.PodTransitions, rounds int, kind string, timeout time.Duration) (Throughput, error) {
 	before, err := e.Processed(kind)
 	if err != nil {
 		return Throughput{}, err

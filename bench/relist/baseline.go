@@ -1,7 +1,7 @@
 // Package relist benchmarks actorlet's PLEG core (internal/pleg.Relister)
 // against a baseline: a straightforward relist that rebuilds its maps on
 // every listing, as the kubelet's generic PLEG (pkg/kubelet/pleg/generic.go)
-// does. Both produce the same batches (messages.PodTransitions) from the same
+// does. Both produce the same batches (protocol.PodTransitions) from the same
 // listings; see Baseline and the equivalence test in internal/pleg.
 package relist
 
@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/pleg"
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -64,12 +64,12 @@ func NewBaseline() *Baseline {
 
 type bev struct {
 	id, name string
-	t        messages.PodEventType
+	t        protocol.PodEventType
 }
 
 // Relist diffs res against the last listing and returns the batches, as
 // pleg.Relister.Relist does.
-func (g *Baseline) Relist(res runtimeadapter.ListResult) []messages.PodTransitions {
+func (g *Baseline) Relist(res runtimeadapter.ListResult) []protocol.PodTransitions {
 	// 1. GetPods: group the listing by pod.
 	pods := map[types.UID]*kpod{}
 	var order []*kpod
@@ -145,13 +145,13 @@ func (g *Baseline) Relist(res runtimeadapter.ListResult) []messages.PodTransitio
 		uids = append(uids, uid)
 	}
 	slices.Sort(uids)
-	out := make([]messages.PodTransitions, 0, len(uids))
+	out := make([]protocol.PodTransitions, 0, len(uids))
 	for _, uid := range uids {
 		evs := events[uid]
 		slices.SortStableFunc(evs, func(a, b bev) int { return cmp.Compare(a.id, b.id) })
-		b := messages.PodTransitions{UID: uid, ObservedAt: res.ObservedAt, Events: make([]messages.PodLifecycleEvent, len(evs))}
+		b := protocol.PodTransitions{UID: uid, ObservedAt: res.ObservedAt, Events: make([]protocol.PodLifecycleEvent, len(evs))}
 		for i, e := range evs {
-			b.Events[i] = messages.PodLifecycleEvent{Type: e.t, ContainerID: e.id, ContainerName: e.name}
+			b.Events[i] = protocol.PodLifecycleEvent{Type: e.t, ContainerID: e.id, ContainerName: e.name}
 		}
 		if p := pods[uid]; p != nil {
 			for _, c := range p.containers {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/actorlet/actorlet/internal/pleg"
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -71,13 +71,13 @@ func Flip(res runtimeadapter.ListResult, stride int) int {
 // Impl is a relist implementation under test.
 type Impl struct {
 	Name string
-	New  func() func(runtimeadapter.ListResult) []messages.PodTransitions
+	New  func() func(runtimeadapter.ListResult) []protocol.PodTransitions
 }
 
 // Impls are the two sides of every comparison: the baseline first.
 var Impls = []Impl{
-	{Name: "baseline", New: func() func(runtimeadapter.ListResult) []messages.PodTransitions { return NewBaseline().Relist }},
-	{Name: "actorlet", New: func() func(runtimeadapter.ListResult) []messages.PodTransitions { return pleg.New().Relist }},
+	{Name: "baseline", New: func() func(runtimeadapter.ListResult) []protocol.PodTransitions { return NewBaseline().Relist }},
+	{Name: "actorlet", New: func() func(runtimeadapter.ListResult) []protocol.PodTransitions { return pleg.New().Relist }},
 }
 
 // Scenario is what changes between successive listings.

@@ -23,7 +23,6 @@ import (
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
-	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
@@ -271,7 +270,10 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	if f.stopPods {
 		log.Info("stopping every pod before exiting (--stop-pods-on-exit)")
-		if _, err := sys.Root.RequestFuture(pid, &messages.StopAllPods{}, stopPodsTimeout).Result(); err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), stopPodsTimeout)
+		err := node.StopAllPods(sctx, sys.Root, pid)
+		cancel()
+		if err != nil {
 			log.Warn("pods not all stopped in time; exiting anyway", zap.Error(err), zap.Duration("waited", stopPodsTimeout))
 		}
 	}

@@ -93,11 +93,13 @@ func Start(rt runtimeadapter.Runtime, nodeName string, backoff supervision.Backo
 	}
 	watchdog := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &Watchdog{Alerts: alerts} }))
 	sys.Root.Send(pid, &messages.Subscribe{PID: watchdog})
-	res, err := sys.Root.RequestFuture(pid, &messages.SetHostPods{Pods: pods}, 10*time.Second).Result()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	results, err := node.SetHostPods(ctx, sys.Root, pid, pods)
 	if err != nil {
 		return nil, fmt.Errorf("feed pods: %w", err)
 	}
-	for i, r := range res.(*messages.SetHostPodsResult).Results {
+	for i, r := range results {
 		if r.Err != nil {
 			return nil, fmt.Errorf("pod %d: %w", i, r.Err)
 		}
@@ -108,7 +110,9 @@ func Start(rt runtimeadapter.Runtime, nodeName string, backoff supervision.Backo
 // Shutdown removes the service's pods, waits (at most timeout) until their
 // containers are gone, and stops the node.
 func (s *Service) Shutdown(rt runtimeadapter.Runtime, nodeName string, timeout time.Duration) error {
-	s.System.Root.RequestFuture(s.Node, &messages.SetHostPods{}, 10*time.Second).Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = node.SetHostPods(ctx, s.System.Root, s.Node, nil)
 	deadline := time.Now().Add(timeout)
 	for {
 		res, err := rt.List(context.Background(), runtimeadapter.ListOptions{Node: nodeName, All: true})

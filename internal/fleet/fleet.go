@@ -40,6 +40,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/sources/etcd"
 )
 
@@ -187,46 +188,33 @@ func (p *Publisher) Start(events EventSource) {
 // Attach subscribes p to the node actor's status changes (through a small
 // actor that only queues them) and starts p with the node's events. Stop
 // undoes it.
-func (p *Publisher) Attach(root *actor.RootContext, node *actor.PID) {
+func (p *Publisher) Attach(root *actor.RootContext, nodePID *actor.PID) {
 	pid := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if m, ok := c.Message().(*messages.PodStatusChanged); ok {
 			p.PodStatusChanged(m)
 		}
 	}))
-	root.Send(node, &messages.Subscribe{PID: pid})
+	root.Send(nodePID, &messages.Subscribe{PID: pid})
 	p.detach = func(timeout time.Duration) {
-		root.Send(node, &messages.Unsubscribe{PID: pid})
+		root.Send(nodePID, &messages.Unsubscribe{PID: pid})
 		// The node handles its messages in order: once it answers a request
 		// sent after the Unsubscribe, every change it published is in the
 		// subscriber's mailbox, and a poison pill queued after them lets
 		// the subscriber take them all (within timeout) before it stops.
-		_, _ = root.RequestFuture(node, &messages.GetEvents{}, timeout).Result()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		_, _ = node.Events(ctx, root, nodePID)
+		cancel()
 		_ = root.PoisonFuture(pid).Wait()
 	}
 	p.Start(func(ctx context.Context) ([]messages.Event, error) {
-		// Result blocks up to the timeout: wait for it aside, so Stop
-		// need not.
-		f := root.RequestFuture(node, &messages.GetEvents{}, p.o.RequestTimeout)
-		var res any
-		var err error
-		done := make(chan struct{})
-		go func() {
-			res, err = f.Result()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		// Stop need not wait for the answer: ending ctx ends the wait.
+		ctx, cancel := context.WithTimeout(ctx, p.o.RequestTimeout)
+		defer cancel()
+		evs, err := node.Events(ctx, root, nodePID)
 		if err != nil {
 			return nil, fmt.Errorf("ask the node for its events: %w", err)
 		}
-		evs, ok := res.(*messages.Events)
-		if !ok {
-			return nil, fmt.Errorf("ask the node for its events: unexpected answer %T", res)
-		}
-		return evs.Items, nil
+		return evs, nil
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -31,48 +32,40 @@ type Backend struct {
 
 var _ api.Backend = (*Backend)(nil)
 
-func (b *Backend) ask(ctx context.Context, msg any) (any, error) {
+// query bounds ctx by the backend's per-query timeout.
+func (b *Backend) query(ctx context.Context) (context.Context, context.CancelFunc) {
 	timeout := b.Timeout
 	if timeout <= 0 {
 		timeout = DefaultQueryTimeout
 	}
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
-		timeout = time.Until(d)
-	}
-	res, err := b.Root.RequestFuture(b.Node, msg, timeout).Result()
-	if err != nil {
-		return nil, fmt.Errorf("ask node actor (%T): %w", msg, err)
-	}
-	return res, nil
+	return context.WithTimeout(ctx, timeout)
 }
 
 // Pods returns every desired pod with its status.
 func (b *Backend) Pods(ctx context.Context) ([]*v1.Pod, error) {
-	res, err := b.ask(ctx, &messages.GetPodStatuses{})
-	if err != nil {
-		return nil, err
-	}
-	return res.(*messages.PodStatuses).Pods, nil
+	ctx, cancel := b.query(ctx)
+	defer cancel()
+	return node.PodStatuses(ctx, b.Root, b.Node)
 }
 
 // Events returns the node's recent events, oldest first.
 func (b *Backend) Events(ctx context.Context) ([]messages.Event, error) {
-	res, err := b.ask(ctx, &messages.GetEvents{})
-	if err != nil {
-		return nil, err
-	}
-	return res.(*messages.Events).Items, nil
+	ctx, cancel := b.query(ctx)
+	defer cancel()
+	return node.Events(ctx, b.Root, b.Node)
 }
 
 // Health returns the node's checks; a node that does not answer is
 // unhealthy itself.
 func (b *Backend) Health(ctx context.Context) api.Health {
-	res, err := b.ask(ctx, &messages.GetHealth{})
+	ctx, cancel := b.query(ctx)
+	defer cancel()
+	checks, err := node.Health(ctx, b.Root, b.Node)
 	if err != nil {
 		return api.Health{Checks: []api.Check{{Name: "node-actor", Message: err.Error()}}}
 	}
 	h := api.Health{OK: true}
-	for _, c := range res.(*messages.NodeHealth).Checks {
+	for _, c := range checks {
 		h.Checks = append(h.Checks, api.Check{Name: c.Name, OK: c.OK, Message: c.Message, Pod: c.Pod})
 		if !c.OK {
 			h.OK = false

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -20,7 +20,7 @@ type model struct {
 	old map[string]runtimeadapter.Container
 }
 
-func (m *model) relist(res runtimeadapter.ListResult) []messages.PodTransitions {
+func (m *model) relist(res runtimeadapter.ListResult) []protocol.PodTransitions {
 	cur := map[string]runtimeadapter.Container{}
 	for _, c := range res.Containers {
 		if c.ID == "" || c.Labels[runtimeadapter.LabelPodUID] == "" {
@@ -31,7 +31,7 @@ func (m *model) relist(res runtimeadapter.ListResult) []messages.PodTransitions 
 		}
 	}
 	type key struct{ uid, id string }
-	evs := map[key][]messages.PodEventType{}
+	evs := map[key][]protocol.PodEventType{}
 	names := map[string]string{}
 	for id, c := range cur {
 		from := NonExistent
@@ -61,10 +61,10 @@ func (m *model) relist(res runtimeadapter.ListResult) []messages.PodTransitions 
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	var out []messages.PodTransitions
+	var out []protocol.PodTransitions
 	for _, k := range keys {
 		if len(out) == 0 || string(out[len(out)-1].UID) != k.uid {
-			b := messages.PodTransitions{UID: types.UID(k.uid), ObservedAt: res.ObservedAt}
+			b := protocol.PodTransitions{UID: types.UID(k.uid), ObservedAt: res.ObservedAt}
 			seen := map[string]bool{}
 			for _, c := range res.Containers {
 				if c.ID != "" && c.Labels[runtimeadapter.LabelPodUID] == k.uid && !seen[c.ID] {
@@ -76,7 +76,7 @@ func (m *model) relist(res runtimeadapter.ListResult) []messages.PodTransitions 
 		}
 		for _, t := range evs[k] {
 			last := &out[len(out)-1]
-			last.Events = append(last.Events, messages.PodLifecycleEvent{Type: t, ContainerID: k.id, ContainerName: names[k.id]})
+			last.Events = append(last.Events, protocol.PodLifecycleEvent{Type: t, ContainerID: k.id, ContainerName: names[k.id]})
 		}
 	}
 	return out

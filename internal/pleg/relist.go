@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -48,7 +48,7 @@ type entry struct {
 
 type pendingEvent struct {
 	uid types.UID
-	ev  messages.PodLifecycleEvent
+	ev  protocol.PodLifecycleEvent
 }
 
 // New returns a Relister with an empty snapshot.
@@ -83,7 +83,7 @@ func (r *Relister) Len() int { return len(r.byID) }
 // The returned batches are new and owned by the caller, but their
 // Containers share Labels maps with res, which must not be mutated
 // afterwards. A relist without changes allocates nothing.
-func (r *Relister) Relist(res runtimeadapter.ListResult) []messages.PodTransitions {
+func (r *Relister) Relist(res runtimeadapter.ListResult) []protocol.PodTransitions {
 	r.gen++
 	r.pending = r.pending[:0]
 
@@ -165,7 +165,7 @@ func (r *Relister) emit(e *entry, to State) {
 	for _, t := range p.ev[:p.n] {
 		r.pending = append(r.pending, pendingEvent{
 			uid: e.podUID,
-			ev:  messages.PodLifecycleEvent{Type: t, ContainerID: e.id, ContainerName: e.name},
+			ev:  protocol.PodLifecycleEvent{Type: t, ContainerID: e.id, ContainerName: e.name},
 		})
 	}
 }
@@ -173,7 +173,7 @@ func (r *Relister) emit(e *entry, to State) {
 // batch groups the pending events by pod and attaches each pod's listed
 // containers. It runs only when there are events, after r.order has become
 // res's order.
-func (r *Relister) batch(res runtimeadapter.ListResult) []messages.PodTransitions {
+func (r *Relister) batch(res runtimeadapter.ListResult) []protocol.PodTransitions {
 	// Stable: a container's events keep their table order.
 	slices.SortStableFunc(r.pending, func(a, b pendingEvent) int {
 		if c := cmp.Compare(a.uid, b.uid); c != 0 {
@@ -182,17 +182,17 @@ func (r *Relister) batch(res runtimeadapter.ListResult) []messages.PodTransition
 		return cmp.Compare(a.ev.ContainerID, b.ev.ContainerID)
 	})
 
-	var out []messages.PodTransitions
+	var out []protocol.PodTransitions
 	for i := 0; i < len(r.pending); {
 		j := i + 1
 		for j < len(r.pending) && r.pending[j].uid == r.pending[i].uid {
 			j++
 		}
-		evs := make([]messages.PodLifecycleEvent, j-i)
+		evs := make([]protocol.PodLifecycleEvent, j-i)
 		for k := range evs {
 			evs[k] = r.pending[i+k].ev
 		}
-		out = append(out, messages.PodTransitions{
+		out = append(out, protocol.PodTransitions{
 			UID:        r.pending[i].uid,
 			Events:     evs,
 			ObservedAt: res.ObservedAt,

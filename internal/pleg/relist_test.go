@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -30,13 +30,13 @@ func listing(at time.Duration, cs ...runtimeadapter.Container) runtimeadapter.Li
 	return runtimeadapter.ListResult{Containers: cs, ObservedAt: t0.Add(at)}
 }
 
-func ev(t messages.PodEventType, id, name string) messages.PodLifecycleEvent {
-	return messages.PodLifecycleEvent{Type: t, ContainerID: id, ContainerName: name}
+func ev(t protocol.PodEventType, id, name string) protocol.PodLifecycleEvent {
+	return protocol.PodLifecycleEvent{Type: t, ContainerID: id, ContainerName: name}
 }
 
 // summary renders batches as "uid: events | container ids" for compact
 // comparison.
-func summary(batches []messages.PodTransitions) []string {
+func summary(batches []protocol.PodTransitions) []string {
 	var out []string
 	for _, b := range batches {
 		s := string(b.UID) + ":"
@@ -52,7 +52,7 @@ func summary(batches []messages.PodTransitions) []string {
 	return out
 }
 
-func check(t *testing.T, got []messages.PodTransitions, want ...string) {
+func check(t *testing.T, got []protocol.PodTransitions, want ...string) {
 	t.Helper()
 	if g := summary(got); !reflect.DeepEqual(g, want) {
 		t.Errorf("batches:\n got  %q\n want %q", g, want)
@@ -214,7 +214,7 @@ func TestMultiPodBatchingAndOrdering(t *testing.T) {
 }
 
 func TestDeterministicOutput(t *testing.T) {
-	build := func() []messages.PodTransitions {
+	build := func() []protocol.PodTransitions {
 		r := New()
 		var cs []runtimeadapter.Container
 		for i := range 50 {

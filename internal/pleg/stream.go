@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -65,13 +65,13 @@ type Change struct {
 // ContainerStarted a start, ContainerDied a die, ContainerRemoved a
 // destroy. ContainerChanged (a move to unknown: created, paused, ...) is
 // reported by no event the PLEG follows: ok is false.
-func EventKindOf(t messages.PodEventType) (kind runtimeadapter.EventKind, ok bool) {
+func EventKindOf(t protocol.PodEventType) (kind runtimeadapter.EventKind, ok bool) {
 	switch t {
-	case messages.ContainerStarted:
+	case protocol.ContainerStarted:
 		return runtimeadapter.EventStart, true
-	case messages.ContainerDied:
+	case protocol.ContainerDied:
 		return runtimeadapter.EventDie, true
-	case messages.ContainerRemoved:
+	case protocol.ContainerRemoved:
 		return runtimeadapter.EventDestroy, true
 	default:
 		return "", false
@@ -80,7 +80,7 @@ func EventKindOf(t messages.PodEventType) (kind runtimeadapter.EventKind, ok boo
 
 // ChangesOf lists the changes in a relist's batches that an event stream
 // reports (see EventKindOf), in the batches' order.
-func ChangesOf(batches []messages.PodTransitions) []Change {
+func ChangesOf(batches []protocol.PodTransitions) []Change {
 	var out []Change
 	for _, b := range batches {
 		for _, ev := range b.Events {

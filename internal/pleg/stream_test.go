@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -228,14 +228,14 @@ func TestStreamWatchEvidence(t *testing.T) {
 
 func TestEventKindOfAndChangesOf(t *testing.T) {
 	for _, tc := range []struct {
-		t    messages.PodEventType
+		t    protocol.PodEventType
 		kind runtimeadapter.EventKind
 		ok   bool
 	}{
-		{messages.ContainerStarted, start, true},
-		{messages.ContainerDied, die, true},
-		{messages.ContainerRemoved, destroy, true},
-		{messages.ContainerChanged, "", false},
+		{protocol.ContainerStarted, start, true},
+		{protocol.ContainerDied, die, true},
+		{protocol.ContainerRemoved, destroy, true},
+		{protocol.ContainerChanged, "", false},
 	} {
 		if k, ok := EventKindOf(tc.t); k != tc.kind || ok != tc.ok {
 			t.Errorf("EventKindOf(%s) = %q, %v; want %q, %v", tc.t, k, ok, tc.kind, tc.ok)

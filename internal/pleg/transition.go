@@ -1,7 +1,7 @@
 package pleg
 
 import (
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -59,10 +59,10 @@ func StateOf(s runtimeadapter.State) State {
 // allocating; n says how many of ev are used.
 type eventPair struct {
 	n  uint8
-	ev [2]messages.PodEventType
+	ev [2]protocol.PodEventType
 }
 
-func events(ev ...messages.PodEventType) eventPair {
+func events(ev ...protocol.PodEventType) eventPair {
 	var p eventPair
 	p.n = uint8(copy(p.ev[:], ev))
 	return p
@@ -76,24 +76,24 @@ var table = func() (t [numStates][numStates]eventPair) {
 		// Any state other than running → running: the container (re)started.
 		// The only case where from == to never produces an event.
 		if from != Running {
-			t[from][Running] = events(messages.ContainerStarted)
+			t[from][Running] = events(protocol.ContainerStarted)
 		}
 		// Anything (including never seen, the blind spot where a container
 		// was created and died within one period) → exited: it died.
 		if from != Exited {
-			t[from][Exited] = events(messages.ContainerDied)
+			t[from][Exited] = events(protocol.ContainerDied)
 		}
 		// Anything → unknown: something changed that the PLEG can't name.
 		if from != Unknown {
-			t[from][Unknown] = events(messages.ContainerChanged)
+			t[from][Unknown] = events(protocol.ContainerChanged)
 		}
 	}
 	// Disappearances. A running container that vanished died first, and
 	// the consumer must hear both. An exited one already had its death
 	// reported. An unknown one (created, paused, ...) is only removed.
-	t[Running][NonExistent] = events(messages.ContainerDied, messages.ContainerRemoved)
-	t[Exited][NonExistent] = events(messages.ContainerRemoved)
-	t[Unknown][NonExistent] = events(messages.ContainerRemoved)
+	t[Running][NonExistent] = events(protocol.ContainerDied, protocol.ContainerRemoved)
+	t[Exited][NonExistent] = events(protocol.ContainerRemoved)
+	t[Unknown][NonExistent] = events(protocol.ContainerRemoved)
 	return t
 }()
 
@@ -112,7 +112,7 @@ var table = func() (t [numStates][numStates]eventPair) {
 // an unknown container (typically created but never started) had no death
 // to report. Transition allocates a new slice on each call; out-of-range
 // states yield nil.
-func Transition(from, to State) []messages.PodEventType {
+func Transition(from, to State) []protocol.PodEventType {
 	if from >= numStates || to >= numStates {
 		return nil
 	}
@@ -120,5 +120,5 @@ func Transition(from, to State) []messages.PodEventType {
 	if p.n == 0 {
 		return nil
 	}
-	return append([]messages.PodEventType(nil), p.ev[:p.n]...)
+	return append([]protocol.PodEventType(nil), p.ev[:p.n]...)
 }

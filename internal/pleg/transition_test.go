@@ -4,40 +4,40 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
 const (
-	started = messages.ContainerStarted
-	died    = messages.ContainerDied
-	removed = messages.ContainerRemoved
-	changed = messages.ContainerChanged
+	started = protocol.ContainerStarted
+	died    = protocol.ContainerDied
+	removed = protocol.ContainerRemoved
+	changed = protocol.ContainerChanged
 )
 
 func TestTransitionTable(t *testing.T) {
 	tests := []struct {
 		from, to State
-		want     []messages.PodEventType
+		want     []protocol.PodEventType
 	}{
 		{NonExistent, NonExistent, nil},
-		{NonExistent, Running, []messages.PodEventType{started}},
-		{NonExistent, Exited, []messages.PodEventType{died}}, // the blind spot
-		{NonExistent, Unknown, []messages.PodEventType{changed}},
+		{NonExistent, Running, []protocol.PodEventType{started}},
+		{NonExistent, Exited, []protocol.PodEventType{died}}, // the blind spot
+		{NonExistent, Unknown, []protocol.PodEventType{changed}},
 
-		{Running, NonExistent, []messages.PodEventType{died, removed}},
+		{Running, NonExistent, []protocol.PodEventType{died, removed}},
 		{Running, Running, nil},
-		{Running, Exited, []messages.PodEventType{died}},
-		{Running, Unknown, []messages.PodEventType{changed}},
+		{Running, Exited, []protocol.PodEventType{died}},
+		{Running, Unknown, []protocol.PodEventType{changed}},
 
-		{Exited, NonExistent, []messages.PodEventType{removed}},
-		{Exited, Running, []messages.PodEventType{started}},
+		{Exited, NonExistent, []protocol.PodEventType{removed}},
+		{Exited, Running, []protocol.PodEventType{started}},
 		{Exited, Exited, nil},
-		{Exited, Unknown, []messages.PodEventType{changed}},
+		{Exited, Unknown, []protocol.PodEventType{changed}},
 
-		{Unknown, NonExistent, []messages.PodEventType{removed}},
-		{Unknown, Running, []messages.PodEventType{started}},
-		{Unknown, Exited, []messages.PodEventType{died}},
+		{Unknown, NonExistent, []protocol.PodEventType{removed}},
+		{Unknown, Running, []protocol.PodEventType{started}},
+		{Unknown, Exited, []protocol.PodEventType{died}},
 		{Unknown, Unknown, nil},
 	}
 	if len(tests) != numStates*numStates {
