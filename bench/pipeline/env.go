@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/messages"
@@ -225,6 +226,19 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 	for i := range pods {
 		e.Pods = append(e.Pods, Pod(i))
 	}
+	// Arm each container's back-off before its pod actor exists: a pod
+	// actor reads its records from the history when it starts. The UID is
+	// the one the node gives a host pod (see actors' prepareHostPod).
+	armed := time.Now()
+	armedUIDs := make([]types.UID, len(e.Pods))
+	for i, p := range e.Pods {
+		d := p.DeepCopy()
+		manifest.SetDefaults(d)
+		armedUIDs[i] = manifest.StaticPodUID(name, "host:"+d.Namespace+"/"+d.Name, d)
+		c := &p.Spec.Containers[0]
+		hist.Put(string(armedUIDs[i]), map[string]supervision.ContainerRecord{c.Name: {
+			Backoff: supervision.BackoffEntry{Hash: podsync.ContainerHash(c), Delay: time.Hour, LastUpdate: armed}}})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	results, err := node.SetHostPods(ctx, e.Sys.Root, e.Node, e.Pods)
@@ -239,11 +253,11 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 		}
 		e.UIDs = append(e.UIDs, r.UID)
 	}
-	armed := time.Now()
-	for i, uid := range e.UIDs {
-		c := &e.Pods[i].Spec.Containers[0]
-		hist.Put(string(uid), map[string]supervision.ContainerRecord{c.Name: {
-			Backoff: supervision.BackoffEntry{Hash: podsync.ContainerHash(c), Delay: time.Hour, LastUpdate: armed}}})
+	for i, r := range results {
+		if r.UID != armedUIDs[i] {
+			e.Close()
+			return nil, fmt.Errorf("pod %s: UID %s, armed %s", e.Pods[i].Name, r.UID, armedUIDs[i])
+		}
 	}
 	deadline := time.Now().Add(timeout)
 	for e.running.Load() < int64(pods) {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ type fakeDaemon struct {
 	srv    *httptest.Server
 	events chan string
 	names  map[string]string // container ID → name
+	// streams is how many /events handlers are running: one that has not
+	// yet seen its client go would take the next line sent on events.
+	streams atomic.Int32
 
 	mu   sync.Mutex
 	seen []string // "METHOD /path?query" of every request
@@ -103,6 +107,8 @@ func (d *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
+		d.streams.Add(1)
+		defer d.streams.Add(-1)
 		for {
 			select {
 			case line := <-d.events:
@@ -784,9 +790,9 @@ func TestMuteSilencesStream(t *testing.T) {
 			t.Fatal("the daemon could not send: the muted stream is not being read")
 		}
 	}
-	if n := p.Responding("GET /events"); n != 1 {
-		t.Errorf("Responding = %d, want 1: a muted stream is open", n)
-	}
+	// The client may read the header before the proxy's flush returns and
+	// marks the stream answered: wait for the mark, don't sample it.
+	eventually(t, "a muted stream to count as responding", func() bool { return p.Responding("GET /events") == 1 })
 	cancel()
 	select {
 	case got := <-read:
@@ -801,7 +807,9 @@ func TestMuteSilencesStream(t *testing.T) {
 		t.Errorf("hits %d, requests %+v", p.Hits(id), p.Requests())
 	}
 
-	// The next subscription streams.
+	// The next subscription streams, once the daemon has seen the muted
+	// one go (else its handler could take the next line).
+	eventually(t, "the daemon to end the muted stream", func() bool { return d.streams.Load() == 0 })
 	req, _ = http.NewRequest("GET", "http://docker/v1.41/events", nil)
 	res, err = c.Do(req)
 	if err != nil {
