@@ -57,11 +57,11 @@ func (n *nodeActor) health(now time.Time) *messages.NodeHealth {
 	}
 
 	for _, s := range n.sources {
-		c := messages.HealthCheck{Name: "source " + s, OK: n.synced[s] && n.sourceErrs[s] == nil, Message: "synced"}
+		c := messages.HealthCheck{Name: "source " + s, OK: n.pods.Synced(s) && n.sourceErrs[s] == nil, Message: "synced"}
 		switch {
 		case n.sourceErrs[s] != nil:
 			c.Message = "failing, keeping its last set: " + n.sourceErrs[s].Error()
-		case !n.synced[s]:
+		case !n.pods.Synced(s):
 			c.Message = "not synced yet"
 		}
 		h.Checks = append(h.Checks, c)
@@ -70,11 +70,9 @@ func (n *nodeActor) health(now time.Time) *messages.NodeHealth {
 	var stuck []messages.HealthCheck
 	for uid, since := range n.syncing {
 		if d := now.Sub(since); d > n.cfg.RelistThreshold {
-			name := string(uid)
-			if p := n.desired[uid]; p != nil {
-				name = nsName(p)
-			} else if t := n.terminating[uid]; t != "" {
-				name = t
+			name := n.pods.PodName(uid)
+			if name == "" {
+				name = string(uid)
 			}
 			stuck = append(stuck, messages.HealthCheck{Name: "pod " + name, Pod: name,
 				Message: fmt.Sprintf("one sync has run for %s; threshold is %s", d.Round(time.Second), n.cfg.RelistThreshold)})

@@ -136,3 +136,9 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func portPod(name string, ports ...v1.ContainerPort) *v1.Pod {
+	p := testPod(name, "uid-"+name, v1.RestartPolicyAlways, "app")
+	p.Spec.Containers[0].Ports = ports
+	return p
+}

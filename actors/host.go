@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/manifest"
+	"github.com/actorlet/actorlet/internal/nodestate"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 )
@@ -43,14 +44,13 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 	case *messages.ApplyPod:
 		p, res := n.prepareHostPod(m.Pod)
 		if p != nil {
-			set := n.sets[HostSource][:0:0]
-			for _, old := range n.sets[HostSource] {
+			set := n.pods.Set(HostSource)[:0:0]
+			for _, old := range n.pods.Set(HostSource) {
 				if nsName(old) != nsName(p) {
 					set = append(set, old)
 				}
 			}
-			n.sets[HostSource] = append(set, p)
-			n.reconcile(ctx)
+			n.step(ctx, nodestate.SourceSet{Source: HostSource, Pods: append(set, p)})
 		}
 		ctx.Respond(&res)
 	case *messages.SetHostPods:
@@ -72,15 +72,13 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 			set = append(set, p)
 		}
 		sort.Slice(set, func(i, j int) bool { return nsName(set[i]) < nsName(set[j]) })
-		n.sets[HostSource] = set
-		n.synced[HostSource] = true
-		n.reconcile(ctx)
+		n.step(ctx, nodestate.SourceSet{Source: HostSource, Pods: set, Synced: true})
 		ctx.Send(n.relist, &protocol.RelistNow{})
 		ctx.Respond(out)
 	case *messages.DeletePod:
-		set := n.sets[HostSource][:0:0]
+		set := n.pods.Set(HostSource)[:0:0]
 		found := false
-		for _, old := range n.sets[HostSource] {
+		for _, old := range n.pods.Set(HostSource) {
 			if old.Namespace == m.Namespace && old.Name == m.Name {
 				found = true
 				continue
@@ -91,8 +89,7 @@ func (n *nodeActor) hostMessage(ctx actor.Context, msg any) bool {
 			ctx.Respond(&messages.DeletePodResult{Err: fmt.Errorf("host pod %s/%s: %w", m.Namespace, m.Name, messages.ErrPodNotFound)})
 			return true
 		}
-		n.sets[HostSource] = set
-		n.reconcile(ctx)
+		n.step(ctx, nodestate.SourceSet{Source: HostSource, Pods: set})
 		ctx.Respond(&messages.DeletePodResult{})
 	case *messages.Subscribe:
 		if m.PID != nil {

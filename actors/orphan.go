@@ -11,105 +11,37 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/nodestate"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
-// sweepOrphans finds orphan pods in a listing of the runtime: pods of this
-// node (by their containers' labels) that are neither desired nor being
-// removed. Each is removed as a pod, by a pod actor in the removed state
-// (apps within their grace period first, then the sandbox, then every
-// container removed), and counts as terminating under its namespace/name
-// until its Terminated, so that a pod of the same name waits for it
-// (invariant 6). That happens only once every source has synced (a source
-// not yet read is not "empty"); until then the orphan pods linger, and a
-// pod of their name waits for them too. Containers without actorlet's
-// labels for this node are never touched.
-func (n *nodeActor) sweepOrphans(ctx actor.Context, cs []runtimeadapter.Container, observedAt time.Time) {
-	for uid, at := range n.gone {
-		if observedAt.After(at) {
-			delete(n.gone, uid) // this listing is newer than the pod's end: trust it
-		}
-	}
-	orphans := map[types.UID]string{}
-	abandoned := map[types.UID][]runtimeadapter.Container{}
-	for _, c := range cs {
-		meta, err := runtimeadapter.ParseMeta(c.Labels)
-		if err != nil || meta.Node != n.cfg.NodeName {
-			continue
-		}
-		uid := types.UID(meta.PodUID)
-		if _, ok := n.abandoned[uid]; ok {
-			abandoned[uid] = append(abandoned[uid], c)
-		}
-		if n.desired[uid] != nil || n.terminating[uid] != "" || !n.gone[uid].IsZero() {
-			continue
-		}
-		orphans[uid] = meta.PodNamespace + "/" + meta.PodName
-	}
-	released := false
-	for uid := range n.lingering {
-		if _, ok := orphans[uid]; !ok {
-			delete(n.lingering, uid) // gone meanwhile (removed from outside)
-			released = true
-		}
-	}
-	for uid, name := range orphans {
-		if _, ok := n.lingering[uid]; !ok && !n.allSynced() && !n.draining {
-			n.log.Info("orphan pod found; it is removed once every source has synced, and a pod of its name waits",
-				zap.String("pod", name), zap.String("podUID", string(uid)))
-		}
-		n.lingering[uid] = name
-	}
-	if n.allSynced() || n.draining {
-		for uid, name := range n.lingering {
-			delete(n.lingering, uid)
-			n.terminating[uid] = name
-			n.log.Info("removing orphan pod", zap.String("pod", name), zap.String("podUID", string(uid)))
-			ctx.Send(n.router, removal(uid, name))
-		}
-	}
-	n.sweepAbandoned(ctx, abandoned, observedAt)
-	if released {
-		n.sendWaiting(ctx)
-	}
-	n.checkDrained(ctx)
+type orphanDone struct {
+	uid types.UID
+	err error
+	at  time.Time // when the work ended
 }
 
-// sweepAbandoned removes the containers of the pods whose pod actor failed
-// while removing them, in the pod's order, off the mailbox; a pod is
-// terminated once a listing taken after the node last acted on it shows
-// none of its containers.
-func (n *nodeActor) sweepAbandoned(ctx actor.Context, byUID map[types.UID][]runtimeadapter.Container, observedAt time.Time) {
+// removeAbandoned removes the containers of a pod whose pod actor failed
+// while removing it, in the pod's order, off the mailbox, and reports with
+// an orphanDone (see nodestate's Abandoned phase).
+func (n *nodeActor) removeAbandoned(ctx actor.Context, e nodestate.RemoveContainers) {
 	self, sys := ctx.Self(), ctx.ActorSystem()
-	for uid, since := range n.abandoned {
-		if n.orphanKills[uid] {
-			continue
-		}
-		cs := byUID[uid]
-		if len(cs) == 0 {
-			if observedAt.After(since) {
-				n.log.Info("abandoned pod's containers are gone", zap.String("pod", n.terminating[uid]), zap.String("podUID", string(uid)))
-				n.terminated(ctx, uid)
+	uid := e.UID
+	plan := podsync.Compute(podsync.Input{Node: n.cfg.NodeName, Containers: e.Containers, Now: n.cfg.Clock.Now()})
+	rt, timeout, clk := n.cfg.Runtime, n.cfg.RuntimeTimeout, n.cfg.Clock
+	log := n.log.With(zap.String("pod", e.Name), zap.String("podUID", string(uid)))
+	go func() {
+		done := &orphanDone{uid: uid}
+		defer func() {
+			if p := recover(); p != nil {
+				done.err = fmt.Errorf("pod %s: removing its containers panicked: %v", uid, p)
 			}
-			continue
-		}
-		n.orphanKills[uid] = true
-		plan := podsync.Compute(podsync.Input{Node: n.cfg.NodeName, Containers: cs, Now: n.cfg.Clock.Now()})
-		rt, timeout, clk := n.cfg.Runtime, n.cfg.RuntimeTimeout, n.cfg.Clock
-		log := n.log.With(zap.String("pod", n.terminating[uid]), zap.String("podUID", string(uid)))
-		go func() {
-			done := &orphanDone{uid: uid}
-			defer func() {
-				if p := recover(); p != nil {
-					done.err = fmt.Errorf("pod %s: removing its containers panicked: %v", uid, p)
-				}
-				done.at = clk.Now()
-				sys.Root.Send(self, done)
-			}()
-			done.err = removeInOrder(rt, plan, timeout, log)
+			done.at = clk.Now()
+			sys.Root.Send(self, done)
 		}()
-	}
+		done.err = removeInOrder(rt, plan, timeout, log)
+	}()
 }
 
 // removeInOrder carries out a removal plan (podsync with no pod): stop the

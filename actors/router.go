@@ -49,6 +49,13 @@ func (r *router) Receive(ctx actor.Context) {
 		ctx.Send(ctx.Parent(), &protocol.RouterStarted{})
 	case *actor.Stopping, *actor.Restarting:
 		r.stopping = true
+	case *actor.Stopped:
+		// Every pod actor has stopped: the records they kept reach the
+		// state file before the node is gone (an agent restarted next
+		// reads them).
+		if r.cfg.History != nil {
+			r.cfg.History.Flush()
+		}
 	case *protocol.PodSpec:
 		r.deliver(ctx, m.Pod.UID, m)
 	case *protocol.PodRemoved:

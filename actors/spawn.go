@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/nodestate"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
@@ -47,15 +47,10 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &nodeActor{
-			cfg: cfg, log: log, sources: names,
-			sets: map[string][]*v1.Pod{}, synced: map[string]bool{},
-			desired: map[types.UID]*v1.Pod{}, sent: map[types.UID]bool{},
-			terminating: map[types.UID]string{}, statuses: map[types.UID]v1.PodStatus{},
-			orphanKills: map[types.UID]bool{}, runSources: run,
-			lingering: map[types.UID]string{}, abandoned: map[types.UID]time.Time{}, held: map[types.UID]bool{},
+			cfg: cfg, log: log, sources: names, runSources: run,
+			pods:    nodestate.New(cfg.NodeName, names),
 			syncing: map[types.UID]time.Time{}, sourceErrs: map[string]error{},
-			subscribers: map[string]*actor.PID{}, removedPods: map[types.UID]*v1.Pod{},
-			rejected: map[types.UID]bool{}, failed: map[types.UID]bool{}, gone: map[types.UID]time.Time{},
+			subscribers: map[string]*actor.PID{},
 		}
 	}, append(cfg.mailbox(metrics.KindNode), actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, func(any) actor.Directive {
 		return actor.RestartDirective

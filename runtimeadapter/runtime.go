@@ -191,7 +191,10 @@ type ListOptions struct {
 // ErrUnavailable; all wrapped. A failed List is an error, never an empty
 // result.
 type Runtime interface {
-	// List returns the managed containers matching opts (see ListOptions).
+	// List returns the managed containers matching opts (see ListOptions):
+	// those whose labels mark them as actorlet's for opts.Node (IsManaged).
+	// The order is unspecified (Docker lists newest first): callers sort.
+	// The result is the caller's to change.
 	List(ctx context.Context, opts ListOptions) (ListResult, error)
 	// Inspect returns one container by ID or name.
 	Inspect(ctx context.Context, id string) (Container, error)
@@ -202,7 +205,8 @@ type Runtime interface {
 	// Start starts a created container.
 	Start(ctx context.Context, id string) error
 	// Stop sends SIGTERM (or the image's stop signal) and SIGKILL after
-	// grace. Stopping a stopped container is not an error.
+	// grace, and returns once the container has stopped. Stopping a
+	// container that does not run (created or exited) is not an error.
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	// Remove removes a stopped container (forcing if it still runs).
 	// Removing a missing container returns ErrNotFound.

@@ -16,13 +16,21 @@ import (
 // its records again. With a path, the records are also written to a small
 // state file (atomically: a temporary file renamed over it) after every
 // change and read back at start, so they survive a restart of actorlet
-// itself. It is safe for concurrent use; it decides nothing (the pure pod
-// plan does, on the records it is given).
+// itself. The file is written by a writer goroutine, never by the caller
+// of Put or Forget (a pod actor must not wait for an fsync on its
+// mailbox): changes that come while it writes are written together next.
+// Flush waits for the file to hold every change made before it. It is
+// safe for concurrent use; it decides nothing (the pure pod plan does, on
+// the records it is given).
 type History struct {
 	path string
 
 	mu   sync.Mutex
 	pods map[string]map[string]ContainerRecord // pod UID → container name → record
+	// dirty: a change not yet given to the writer. writing is closed when
+	// the running writer ends (nil: none runs).
+	dirty   bool
+	writing chan struct{}
 }
 
 // historyFile is the state file's format.
@@ -175,7 +183,7 @@ func (h *History) Put(uid string, recs map[string]ContainerRecord) {
 		h.pods[uid] = recs
 	}
 	if !samePersisted(old, recs) {
-		_ = h.saveLocked()
+		h.changedLocked()
 	}
 }
 
@@ -220,11 +228,57 @@ func (h *History) Forget(uid string) {
 		return
 	}
 	delete(h.pods, uid)
-	_ = h.saveLocked()
+	h.changedLocked()
 }
 
-// saveLocked writes the state file; a failure is not fatal (the records
-// stay in memory) and is retried on the next change.
+// changedLocked has the state file written, off the caller: it starts the
+// writer unless one runs (which then writes this change too).
+func (h *History) changedLocked() {
+	if h.path == "" {
+		return
+	}
+	h.dirty = true
+	if h.writing != nil {
+		return
+	}
+	done := make(chan struct{})
+	h.writing = done
+	go h.write(done)
+}
+
+// write writes the state file until no change is left to write, then
+// ends (a history with nothing to write holds no goroutine).
+func (h *History) write(done chan struct{}) {
+	defer close(done)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for h.dirty {
+		h.dirty = false
+		b, err := json.Marshal(historyFile{Version: historyVersion, Pods: h.persisted()})
+		if err != nil {
+			continue
+		}
+		h.mu.Unlock()
+		_ = writeFile(h.path, b) // a failure is retried with the next change; the records stay in memory
+		h.mu.Lock()
+	}
+	h.writing = nil
+}
+
+// Flush waits until the state file holds every change made before it (a
+// failed write excepted: it is retried with the next change). Call it
+// before the process ends.
+func (h *History) Flush() {
+	h.mu.Lock()
+	done := h.writing
+	h.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// saveLocked writes the state file at once (at start, when the old file
+// is converted).
 func (h *History) saveLocked() error {
 	if h.path == "" {
 		return nil
@@ -233,7 +287,13 @@ func (h *History) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(h.path)
+	return writeFile(h.path, b)
+}
+
+// writeFile replaces path's content with b atomically (a temporary file,
+// synced, renamed over it).
+func writeFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -255,7 +315,7 @@ func (h *History) saveLocked() error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Rename(tmp.Name(), h.path); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}

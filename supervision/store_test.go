@@ -1,8 +1,10 @@
 package supervision
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,6 +22,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	r = p.Restart(p.Observe(r, Exit{ContainerID: "a", Hash: "h1", FinishedAt: t0, ExitCode: 1, Reason: "Error"}), t0)
 	r = p.Observe(r, Exit{ContainerID: "b", Hash: "h1", RestartCount: 1, FinishedAt: t0.Add(time.Second), ExitCode: 1, Reason: "Error"})
 	h.Put("uid", map[string]ContainerRecord{"app": r})
+	h.Flush()
 	h2, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +35,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		t.Fatalf("next exit after the restart: %v, want 20 s", d)
 	}
 	h2.Forget("uid")
+	h2.Flush()
 	h3, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +105,7 @@ func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Put("uid", map[string]ContainerRecord{"app": {Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	h.Flush()
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a record of a running instance only was written: %v", err)
 	}
@@ -109,11 +114,62 @@ func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
 	}
 	exit := Exit{ContainerID: "a", RestartCount: 3, FinishedAt: t0, ExitCode: 1}
 	h.Put("uid", map[string]ContainerRecord{"app": {Exit: exit, Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	h.Flush()
 	h2, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := h2.Pod("uid")["app"]; r.Exit.ContainerID != "a" || r.Seen.ContainerID != "" {
 		t.Fatalf("read back %+v: want the exit, not the instance seen", r)
+	}
+}
+
+// Put and Forget never write the file themselves (a pod actor calls them
+// on its mailbox): a writer does, and changes made while it writes are
+// written with the next write. After Flush the file holds the last state.
+func TestHistoryWritesOffTheCaller(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "containers.json")
+	h, err := NewHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultBackoffPolicy()
+	var want map[string]ContainerRecord
+	var wg sync.WaitGroup
+	for i := range 50 {
+		uid := fmt.Sprintf("uid-%d", i%5)
+		r := p.Observe(ContainerRecord{}, Exit{ContainerID: fmt.Sprint(i), Hash: "h", FinishedAt: t0.Add(time.Duration(i) * time.Second), ExitCode: 1})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.Put(uid, map[string]ContainerRecord{"app": r})
+		}()
+		if i == 49 {
+			want = map[string]ContainerRecord{"app": r}
+		}
+	}
+	wg.Wait()
+	h.Put("uid-last", want)
+	h.Forget("uid-0")
+	h.Flush()
+	h2, err := NewHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 5; i++ {
+		uid := fmt.Sprintf("uid-%d", i)
+		if got, ok := h2.Pod(uid)["app"]; !ok || !got.Equal(h.Pod(uid)["app"]) {
+			t.Errorf("%s read back %+v, want %+v", uid, got, h.Pod(uid)["app"])
+		}
+	}
+	if got := h2.Pod("uid-last")["app"]; !got.Equal(want["app"]) {
+		t.Errorf("uid-last read back %+v, want %+v", got, want["app"])
+	}
+	if len(h2.Pod("uid-0")) != 0 {
+		t.Errorf("forgotten pod read back: %+v", h2.Pod("uid-0"))
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".containers-*.tmp")); len(tmp) != 0 {
+		t.Errorf("temporary files left: %v", tmp)
 	}
 }

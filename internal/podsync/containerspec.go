@@ -138,7 +138,7 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 // the network namespace of the sandbox sandboxID (or the host's, with
 // hostNetwork). restarts is the container's restart count, which is also
 // its attempt number in the runtime name. It is pure: the directories its
-// mounts need are listed by PodDirs and made by PrepareVolumes.
+// mounts need are listed by PodDirs and made by volumeprep.Prepare.
 //
 // It maps, as the kubelet does:
 //   - command, args (with $(VAR) references to the container's env

@@ -141,13 +141,35 @@ const LabelSandboxID = "io.actorlet.sandbox.id"
 
 func isLive(c *runtimeadapter.Container) bool { return c.State != runtimeadapter.StateExited }
 
-// Adoptable is the one adoption rule: a container that was created and
-// never started (a crash or a lost answer between create and start) is
-// started instead of creating another. One whose start failed (the
-// runtime's Error is set) has had its attempt: it is never started again.
-func Adoptable(c *runtimeadapter.Container) bool {
-	return c.State == runtimeadapter.StateUnknown && c.RawState == "created" && c.Error == ""
+// Adoption is what becomes of an existing instance found where a new one
+// was to be made (the plan's listing, or a create's name conflict).
+type Adoption int
+
+const (
+	// NotAdoptable: it ran, or its start failed (the runtime's Error is
+	// set): that attempt happened, it is never started again.
+	NotAdoptable Adoption = iota
+	// AdoptRunning: it runs; it is the attempt, left alone.
+	AdoptRunning
+	// AdoptCreated: created and never started (a crash or a lost answer
+	// between create and start): it is started instead of creating
+	// another.
+	AdoptCreated
+)
+
+// AdoptionOf is the one adoption rule (see Adoption).
+func AdoptionOf(c *runtimeadapter.Container) Adoption {
+	switch {
+	case c.State == runtimeadapter.StateRunning:
+		return AdoptRunning
+	case c.State == runtimeadapter.StateUnknown && c.RawState == "created" && c.Error == "":
+		return AdoptCreated
+	}
+	return NotAdoptable
 }
+
+// Adoptable: c was created and never started (AdoptCreated).
+func Adoptable(c *runtimeadapter.Container) bool { return AdoptionOf(c) == AdoptCreated }
 
 // startFailed: the runtime tried to start c and could not (Docker leaves
 // it created, with State.Error).

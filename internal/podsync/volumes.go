@@ -46,7 +46,7 @@ type PodDir struct {
 }
 
 // PodDirs lists, parents first, the directories pod's app containers need
-// (PrepareVolumes makes them): the pod's directory and its volumes
+// (volumeprep.Prepare makes them): the pod's directory and its volumes
 // directory (0750), each disk-backed emptyDir volume (0777, so a
 // container's non-root user can write), each subPath mounted from one
 // (0777) or from a hostPath volume (0755), and, with opts.AllowHostPath,

@@ -13,7 +13,8 @@ import (
 )
 
 // Events streams start, die, oom and destroy events of the containers
-// labelled for node, from now on. Both channels close when ctx ends or the
+// labelled as actorlet's for node (runtimeadapter.IsManaged, as List
+// reports them), from now on. Both channels close when ctx ends or the
 // stream breaks; the error channel (buffered, one value) then carries why:
 // ctx.Err() on cancellation, a wrapped error otherwise (ErrUnavailable when
 // the daemon cannot be reached). Callers reconnect by calling Events again;
@@ -52,6 +53,12 @@ func (r *Runtime) Events(ctx context.Context, node string) (<-chan runtimeadapte
 					Labels:      actorletLabels(m.Actor.Attributes),
 					Time:        eventTime(m),
 					ExitCode:    exitCode(m),
+				}
+				if !runtimeadapter.IsManaged(ev.Labels, node) {
+					// The filter matched the node label alone; a
+					// container missing another identifying label is
+					// not actorlet's (List does not report it either).
+					continue
 				}
 				select {
 				case out <- ev:

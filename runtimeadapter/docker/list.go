@@ -116,7 +116,9 @@ func (r *Runtime) cached(s container.Summary) (runtimeadapter.Container, bool) {
 	defer r.mu.Unlock()
 	e, ok := r.cache[s.ID]
 	if ok && e.rawState == s.State {
-		return e.container, true
+		c := e.container
+		c.Labels = copyLabels(c.Labels) // the caller's to change
+		return c, true
 	}
 	return runtimeadapter.Container{}, false
 }
@@ -151,8 +153,10 @@ func (r *Runtime) cachedInspect(ctx context.Context, s container.Summary, timeou
 	if c.RawState == container.StateCreated && c.Error == "" {
 		return c // its start may yet fail without a change of state
 	}
+	cached := c
+	cached.Labels = copyLabels(c.Labels) // the caller may change c's
 	r.mu.Lock()
-	r.cache[s.ID] = cacheEntry{rawState: c.RawState, container: c}
+	r.cache[s.ID] = cacheEntry{rawState: c.RawState, container: cached}
 	r.mu.Unlock()
 	return c
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
@@ -108,7 +109,7 @@ func newPodFixture(t *testing.T, pod *v1.Pod) *podFixture {
 // sandbox prepares the pod's volumes and runs its sandbox.
 func (p *podFixture) sandbox() string {
 	p.t.Helper()
-	if err := podsync.PrepareVolumes(p.opts, p.pod); err != nil {
+	if err := volumeprep.Prepare(p.opts, p.pod); err != nil {
 		p.t.Fatal(err)
 	}
 	return p.run(podsync.SandboxSpec(p.node, p.pod, testimages.PauseTag, 0))

@@ -40,6 +40,7 @@
 //     Stopping a container that does not run is a no-op.
 //   - Remove removes any container, killing (137) a running one first.
 //   - List returns only containers whose labels mark them as actorlet's for
-//     ListOptions.Node, oldest first, as copies.
+//     ListOptions.Node, as copies, newest first as Docker does (the
+//     interface promises no order: callers sort).
 //   - Containers are looked up by full ID, by name, or by unique ID prefix.
 package fake

@@ -15,7 +15,8 @@ import (
 
 // List returns copies of the containers labelled as actorlet's for
 // opts.Node (runtimeadapter.IsManaged), narrowed to opts.PodUID when set,
-// and only running ones unless opts.All, oldest first. ObservedAt is the
+// and only running ones unless opts.All, newest first as Docker lists
+// them (runtimeadapter.Runtime promises no order). ObservedAt is the
 // time the call began. An empty opts.Node is an error.
 func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (_ runtimeadapter.ListResult, err error) {
 	at := time.Now()
@@ -31,7 +32,7 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (_ 
 	res := runtimeadapter.ListResult{ObservedAt: at}
 	r.mu.Lock()
 	res.Version = r.version
-	for _, c := range r.order {
+	for _, c := range slices.Backward(r.order) {
 		if !runtimeadapter.IsManaged(c.c.Labels, opts.Node) ||
 			(opts.PodUID != "" && c.c.Labels[runtimeadapter.LabelPodUID] != opts.PodUID) ||
 			(!opts.All && !c.running()) {

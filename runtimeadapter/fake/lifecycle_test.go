@@ -273,8 +273,8 @@ func TestList(t *testing.T) {
 
 	before := time.Now()
 	all := list(runtimeadapter.ListOptions{Node: node, All: true})
-	if got, want := ids(all), []string{running, exited, created}; !slices.Equal(got, want) {
-		t.Errorf("All: %v, want %v", got, want)
+	if got, want := ids(all), []string{created, exited, running}; !slices.Equal(got, want) {
+		t.Errorf("All: %v, want %v (newest first, as Docker)", got, want)
 	}
 	if all.ObservedAt.Before(before) || all.ObservedAt.After(time.Now()) {
 		t.Errorf("ObservedAt %v not at the call", all.ObservedAt)

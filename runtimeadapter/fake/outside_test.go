@@ -82,8 +82,8 @@ func TestAddContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Containers) != 2 || res.Containers[0].ID != orphan || res.Containers[1].ID != paused {
-		t.Errorf("List = %+v, want the orphan and the paused one", res.Containers)
+	if len(res.Containers) != 2 || res.Containers[0].ID != paused || res.Containers[1].ID != orphan {
+		t.Errorf("List = %+v, want the paused one and the orphan (newest first)", res.Containers)
 	}
 	if n := len(rt.Containers()); n != 3 {
 		t.Errorf("Containers() has %d, want 3", n)

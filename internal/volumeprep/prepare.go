@@ -1,4 +1,7 @@
-package podsync
+// Package volumeprep makes the host side of a pod's volumes ready, as
+// podsync.HostSetupOf describes it: the pod executor's part that touches
+// the disk.
+package volumeprep
 
 import (
 	"errors"
@@ -9,12 +12,14 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/internal/podsync"
 )
 
-// PrepareVolumes makes the host side of pod's volumes ready; call it
+// Prepare makes the host side of pod's volumes ready; call it
 // before creating each app (or init) container of the pod, as the kubelet
-// sets volumes up before every container start. It is podsync's only
-// function with side effects. It:
+// sets volumes up before every container start. It:
 //
 //  1. creates every directory PodDirs lists that is missing (parents too),
 //     with its Mode exactly (umask ignored); existing paths are left as
@@ -32,54 +37,37 @@ import (
 //
 // Errors name the volume or directory. It does nothing for a pod without
 // volumes.
-func PrepareVolumes(opts SpecOptions, pod *v1.Pod) error {
-	if len(pod.Spec.Volumes) == 0 {
-		return nil
+func Prepare(opts podsync.SpecOptions, pod *v1.Pod) error {
+	setup, err := podsync.HostSetupOf(opts, pod)
+	if err != nil {
+		return err
 	}
-	for _, vol := range pod.Spec.Volumes {
-		if isDiskEmptyDir(&vol) && !filepath.IsAbs(opts.RootDir) {
-			return fmt.Errorf("volume %q: emptyDir needs an absolute root directory, have %q", vol.Name, opts.RootDir)
-		}
-	}
-	for _, d := range PodDirs(opts, pod) {
+	for _, d := range setup.Dirs {
 		if err := makeDir(d); err != nil {
 			return err
 		}
 	}
-	if opts.AllowHostPath {
-		for _, vol := range pod.Spec.Volumes {
-			if vol.HostPath != nil {
-				if err := checkHostPath(vol.HostPath); err != nil {
-					return fmt.Errorf("volume %q: %w", vol.Name, err)
-				}
-			}
+	for _, hp := range setup.HostPaths {
+		if err := checkHostPath(hp.Source); err != nil {
+			return fmt.Errorf("volume %q: %w", hp.Volume, err)
 		}
 	}
-	for _, c := range allContainers(pod) {
-		for _, vm := range c.VolumeMounts {
-			vol := findVolume(pod, vm.Name)
-			if vm.SubPath == "" || vol == nil {
-				continue
-			}
-			var base string
-			switch {
-			case isDiskEmptyDir(vol):
-				base = EmptyDirPath(opts.RootDir, pod.UID, vol.Name)
-			case vol.HostPath != nil && opts.AllowHostPath:
-				base = filepath.Clean(vol.HostPath.Path)
-			default:
-				continue
-			}
-			if err := checkNoSymlink(base, vm.SubPath); err != nil {
-				return fmt.Errorf("container %q: volume %q: subPath %q: %w", c.Name, vol.Name, vm.SubPath, err)
-			}
+	for _, sp := range setup.SubPaths {
+		if err := checkNoSymlink(sp.Base, sp.SubPath); err != nil {
+			return fmt.Errorf("container %q: volume %q: subPath %q: %w", sp.Container, sp.Volume, sp.SubPath, err)
 		}
 	}
 	return nil
 }
 
+// RemovePodDir removes the pod's directory, <rootDir>/pods/<uid>, and
+// its volumes (the pod has terminated).
+func RemovePodDir(rootDir string, uid types.UID) error {
+	return os.RemoveAll(podsync.PodDirPath(rootDir, uid))
+}
+
 // makeDir creates d.Path with d.Mode unless something exists there.
-func makeDir(d PodDir) error {
+func makeDir(d podsync.PodDir) error {
 	if _, err := os.Lstat(d.Path); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -1,7 +1,8 @@
-package actors
+package nodestate
 
 import (
 	"fmt"
+	"sort"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -62,4 +63,20 @@ func rejectedStatus(msg string) v1.PodStatus {
 		Reason:  "NodePorts",
 		Message: "Pod was rejected: Node didn't have free ports for the requested pod ports: " + msg,
 	}
+}
+
+// AdmissionOrder orders pods oldest first (then by namespace/name), so
+// that of two pods that clash on a host port the same one always wins.
+func AdmissionOrder(pods []*v1.Pod) []*v1.Pod {
+	sort.Slice(pods, func(i, j int) bool {
+		ti, tj := pods[i].CreationTimestamp, pods[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		if a, b := nsName(pods[i]), nsName(pods[j]); a != b {
+			return a < b
+		}
+		return pods[i].UID < pods[j].UID
+	})
+	return pods
 }

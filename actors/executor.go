@@ -1,0 +1,426 @@
+package actors
+
+// The executor of a pod's plans: a worker carries out one plan (kills,
+// the sandbox, image pulls, creates and starts, removals) against the
+// runtime, off the pod actor, then lists the pod's containers; the actor
+// hears the outcome as one message.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/internal/volumeprep"
+	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// worker carries out one plan against the runtime, off the actor.
+type worker struct {
+	waits   map[string]startWait
+	started []string
+	hookPod *v1.Pod // the spec hooks come from (also for a removed pod)
+	// removedAs names an orphan pod being removed (no spec), for errors.
+	removedAs string
+	halt      context.Context
+	// abort, a child of halt, is cancelled when the pod is removed or its
+	// spec changes: image waits, creates and starts end or are skipped;
+	// stops and removals go on (on halt).
+	abort    context.Context
+	pulling  string    // the container whose image is being pulled
+	podStart time.Time // the pod's start time, kept in its sandboxes' labels
+	// killMessages: container ID → the Killing event's message, for kills
+	// the actor decided (a failed probe). Read only.
+	killMessages map[string]string
+
+	cfg       Config
+	pod       *v1.Pod
+	uid       types.UID
+	log       *zap.Logger
+	sandboxID string
+	emit      func(messages.EventType, string, string, string) // type, reason, container, message
+}
+
+// event records a pod event (no-op without an emitter).
+func (w *worker) event(typ messages.EventType, reason, container, msg string) {
+	if w.emit != nil {
+		w.emit(typ, reason, container, msg)
+	}
+}
+
+// call is the context of one runtime call: its deadline, cancelled
+// early when the pod actor stops or restarts.
+func (w *worker) call(timeout time.Duration) (context.Context, context.CancelFunc) {
+	parent := w.halt
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, timeout)
+}
+
+// startCall is the context of a call that makes something of the pod
+// exist or run (an image wait, a create, a start): call's, also ended
+// when the pod is removed or its spec changes (see abortStarts).
+func (w *worker) startCall(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if w.abort == nil {
+		return w.call(timeout)
+	}
+	return context.WithTimeout(w.abort, timeout)
+}
+
+// aborted reports whether the worker's starts were aborted (or the actor
+// stopped): it then creates and starts nothing more.
+func (w *worker) aborted() bool {
+	return w.halted() || (w.abort != nil && w.abort.Err() != nil)
+}
+
+// run executes plan: kills (apps in parallel, then sandboxes), the
+// sandbox, starts in spec order, removals. It returns every error; a
+// failed sandbox skips the starts.
+func (w *worker) run(plan podsync.Plan) []error {
+	var errs []error
+	var apps, sandboxes []podsync.Kill
+	for _, k := range plan.Kill {
+		if k.Container.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox) {
+			sandboxes = append(sandboxes, k)
+		} else {
+			apps = append(apps, k)
+		}
+	}
+	errs = append(errs, w.kill(apps)...)
+	if len(errs) > 0 {
+		// A container that did not stop must not get a second instance
+		// (invariant 1), nor lose its sandbox: retry the whole plan later.
+		return errs
+	}
+	if w.halted() {
+		return nil
+	}
+	errs = append(errs, w.kill(sandboxes)...)
+	if len(errs) > 0 || w.halted() {
+		return errs
+	}
+
+	if plan.AdoptSandboxID != "" {
+		if w.aborted() {
+			return errs
+		}
+		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+		err := w.cfg.Runtime.Start(ctx, plan.AdoptSandboxID)
+		cancel()
+		if err != nil {
+			return append(errs, fmt.Errorf("pod %s: start created sandbox %s: %w", w.podName(), short(plan.AdoptSandboxID), err))
+		}
+		w.sandboxID = plan.AdoptSandboxID
+		w.log.Info("sandbox started", zap.String("id", short(w.sandboxID)), zap.String("reason", podsync.ReasonAdopt))
+	}
+	if plan.CreateSandbox && !w.aborted() {
+		if plan.SandboxAttempt > 0 {
+			w.event(messages.EventNormal, "SandboxChanged", "", "Pod sandbox changed, it will be killed and re-created.")
+		}
+		id, err := w.createSandbox(plan.SandboxAttempt)
+		if err != nil && w.aborted() {
+			return errs // the pod was removed or changed meanwhile: its next plan says what to do
+		}
+		if err != nil {
+			w.event(messages.EventWarning, "FailedCreatePodSandBox", "", err.Error())
+			return append(errs, err)
+		}
+		w.sandboxID = id
+	}
+	for _, s := range plan.Start {
+		if w.aborted() {
+			break // removals still run
+		}
+		if err := w.start(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range plan.Remove {
+		if w.halted() {
+			return errs
+		}
+		ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+		err := w.cfg.Runtime.Remove(ctx, c.ID)
+		cancel()
+		if err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("pod %s: remove container %s: %w", w.podName(), c.Name, err))
+		}
+	}
+	return errs
+}
+
+func (w *worker) podName() string {
+	switch {
+	case w.pod != nil:
+		return w.pod.Namespace + "/" + w.pod.Name
+	case w.hookPod != nil:
+		return w.hookPod.Namespace + "/" + w.hookPod.Name
+	case w.removedAs != "":
+		return w.removedAs
+	}
+	return string(w.uid)
+}
+
+func (w *worker) kill(ks []podsync.Kill) []error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, k := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil { // never let a panic here end the process
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("pod %s: stop container %s panicked: %v", w.podName(), k.Container.Name, p))
+					mu.Unlock()
+				}
+			}()
+			name := k.Container.Labels[runtimeadapter.LabelContainerName]
+			w.log.Info("killing container", zap.String("container", name),
+				zap.String("id", short(k.Container.ID)), zap.String("reason", k.Reason), zap.Duration("grace", k.Grace))
+			if name != runtimeadapter.SandboxName {
+				w.event(messages.EventNormal, "Killing", name, w.killMessage(k, name))
+			}
+			grace := w.preStop(k.Container, name, k.Grace)
+			ctx, cancel := w.call(grace + w.cfg.RuntimeTimeout)
+			defer cancel()
+			if err := w.cfg.Runtime.Stop(ctx, k.Container.ID, grace); err != nil && !errors.Is(err, runtimeadapter.ErrNotFound) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("pod %s: stop container %s: %w", w.podName(), k.Container.Name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// errExistsExited: a create found its deterministic name taken by an
+// instance that already ran: this attempt happened, and the plan that
+// asked for it was made on a stale listing.
+var errExistsExited = errors.New("an instance of that name already ran; listing again")
+
+// createAndStart creates spec and starts it. A container of the same
+// deterministic name (a retried create after a crash or a lost answer) is
+// adopted if it was created and never started (it is started) or runs
+// (it is left alone); one that already ran is never started again (its
+// exit would be lost, restartCount and CrashLoopBackOff with it).
+func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, error) {
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+	defer cancel()
+	id, err := w.cfg.Runtime.Create(ctx, spec)
+	var conflict *runtimeadapter.NameConflictError
+	if errors.As(err, &conflict) && conflict.ID != "" {
+		existing, ierr := w.cfg.Runtime.Inspect(ctx, conflict.ID)
+		switch {
+		case ierr != nil:
+			return "", fmt.Errorf("pod %s: create container %s: inspect the existing %s: %w", w.podName(), spec.Name, short(conflict.ID), ierr)
+		case podsync.AdoptionOf(&existing) == podsync.AdoptRunning:
+			w.log.Info("adopting running container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+			return conflict.ID, nil
+		case podsync.AdoptionOf(&existing) == podsync.AdoptCreated:
+			w.log.Info("adopting created container", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+			id, err = conflict.ID, nil
+		default: // it ran, or its start failed: that attempt happened
+			return "", fmt.Errorf("pod %s: create container %s: %s is %s: %w", w.podName(), spec.Name, short(conflict.ID), existing.RawState, errExistsExited)
+		}
+	}
+	if err != nil {
+		if w.aborted() {
+			return "", errAborted
+		}
+		return "", createError(w.podName(), spec.Name, err)
+	}
+	if w.aborted() {
+		// Stopped, or the pod removed or changed, between create and
+		// start: leave the created container to the next plan, incarnation
+		// or agent (it adopts or removes it).
+		return id, fmt.Errorf("pod %s: container %s created, not started: %w", w.podName(), spec.Name, errAborted)
+	}
+	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
+		return id, w.startFailure(id, spec.Name, err)
+	}
+	return id, nil
+}
+
+// startFailedError: the runtime tried to start a container and could not
+// (its command does not exist, cannot run …), and says why in the
+// container (Docker's State.Error). That is the container's outcome, not
+// a failed sync: the plan sees it in the next listing as a StartError
+// exit, and restartPolicy decides.
+type startFailedError struct {
+	msg string // the runtime's message
+	err error
+}
+
+func (e *startFailedError) Error() string { return e.err.Error() }
+
+func (e *startFailedError) Unwrap() error { return e.err }
+
+// startFailure wraps the error of a failed start of container id, as a
+// *startFailedError when the runtime shows the container's start failed.
+func (w *worker) startFailure(id, name string, err error) error {
+	err = fmt.Errorf("pod %s: start container %s: %w", w.podName(), name, err)
+	if errors.Is(err, runtimeadapter.ErrUnavailable) {
+		return err
+	}
+	ctx, cancel := w.call(w.cfg.RuntimeTimeout)
+	defer cancel()
+	if c, ierr := w.cfg.Runtime.Inspect(ctx, id); ierr == nil && c.Error != "" && c.State != runtimeadapter.StateRunning {
+		return &startFailedError{msg: c.Error, err: err}
+	}
+	return err
+}
+
+// startFailed reports, as the kubelet does (a Warning "Failed" event with
+// the runtime's message), a container whose start failed when err is such
+// a failure, and reports whether it was.
+func (w *worker) startFailed(name, id string, err error) bool {
+	var sf *startFailedError
+	if !errors.As(err, &sf) {
+		return false
+	}
+	w.event(messages.EventWarning, "Failed", name, "Error: "+sf.msg)
+	w.log.Info("container could not start", zap.String("container", name), zap.String("id", short(id)), zap.String("error", sf.msg))
+	return true
+}
+
+func (w *worker) createSandbox(attempt int) (string, error) {
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("pod %s: sandbox image %s: %w", w.podName(), w.cfg.PodInfraImage, err)
+	}
+	spec := podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt)
+	spec.Labels = withPodStart(spec.Labels, w.podStart)
+	id, err := w.createAndStart(spec)
+	if err == nil {
+		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
+	}
+	return id, err
+}
+
+func (w *worker) start(s podsync.Start) error {
+	if s.AdoptID != "" {
+		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+		defer cancel()
+		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+			if w.aborted() {
+				return nil // the pod was removed or changed: its next plan says what to do
+			}
+			err = w.startFailure(s.AdoptID, s.Name, err)
+			if w.startFailed(s.Name, s.AdoptID, err) {
+				return nil
+			}
+			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
+			return err
+		}
+		w.event(messages.EventNormal, "Started", s.Name, "Started container "+s.Name)
+		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
+			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+		return nil
+	}
+	var c *v1.Container
+	list := w.pod.Spec.Containers
+	if s.Init {
+		list = w.pod.Spec.InitContainers
+	}
+	for i := range list {
+		if list[i].Name == s.Name {
+			c = &list[i]
+		}
+	}
+	if c == nil {
+		return fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)
+	}
+	if ok, err := w.image(c); !ok || w.aborted() {
+		return err // nil: the container waits for its image (not a sync error), or the pod changed
+	}
+	spec, err := podsync.AppSpecWith(w.cfg.Spec, w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	if err == nil && s.Init {
+		spec = podsync.AsInit(spec, w.sandboxID)
+	}
+	spec.Labels = withPodStart(spec.Labels, w.podStart)
+	if err == nil {
+		err = volumeprep.Prepare(w.cfg.Spec, w.pod)
+	}
+	if err != nil {
+		// The kubelet's CreateContainerConfigError: retried on the
+		// failed-sync curve, not a sync error.
+		w.failedStart(c, reasonCreateContainerConfigError, fmt.Sprintf("pod %s: %v", w.podName(), err))
+		return nil
+	}
+	id, err := w.createAndStart(spec)
+	var refused *createRefusedError
+	var sf *startFailedError
+	switch {
+	case errors.Is(err, errAborted):
+		return nil // the pod was removed or changed: its next plan says what to do
+	case errors.As(err, &refused):
+		w.failedStart(c, reasonCreateContainerError, refused.Err.Error())
+		return nil
+	case errors.As(err, &sf):
+		w.event(messages.EventNormal, "Created", c.Name, "Created container: "+c.Name) // then Failed, as the kubelet
+		w.startFailed(c.Name, id, err)
+		return nil
+	case err != nil:
+		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
+		return err
+	}
+	w.started = append(w.started, c.Name)
+	w.event(messages.EventNormal, "Created", c.Name, "Created container: "+c.Name)
+	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		// As the kubelet: a failed postStart hook kills the container,
+		// which then restarts per restartPolicy.
+		if err := w.runHook(c.Lifecycle.PostStart, c, id, podsync.GracePeriod(w.pod)+w.cfg.RuntimeTimeout); err != nil {
+			w.event(messages.EventWarning, "FailedPostStartHook", c.Name, fmt.Sprintf("PostStart hook for container %s failed: %v", c.Name, err))
+			ctx, cancel := w.call(podsync.GracePeriod(w.pod) + w.cfg.RuntimeTimeout)
+			defer cancel()
+			_ = w.cfg.Runtime.Stop(ctx, id, podsync.GracePeriod(w.pod))
+			return fmt.Errorf("pod %s: container %s: postStart hook: %w", w.podName(), c.Name, err)
+		}
+	}
+	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
+		zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+	if s.Restarts > 0 && !s.Init {
+		w.cfg.Metrics.IncRestart(w.pod.Namespace, w.pod.Name, c.Name)
+	}
+	return nil
+}
+
+// list reads the pod's containers (after the plan ran), with the span of
+// the call.
+func (w *worker) list() (ownListing, error) {
+	ctx, cancel := w.call(w.cfg.ListTimeout)
+	defer cancel()
+	from := w.cfg.Clock.Now()
+	res, err := w.cfg.Runtime.List(ctx, runtimeadapter.ListOptions{Node: w.cfg.NodeName, PodUID: string(w.uid), All: true})
+	if err != nil {
+		return ownListing{}, fmt.Errorf("pod %s: list containers: %w", w.podName(), err)
+	}
+	return ownListing{containers: res.Containers, from: from, until: w.cfg.Clock.Now(), version: res.Version}, nil
+}
+
+func short(id string) string {
+	id = strings.TrimPrefix(id, "docker://")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// halted reports whether the actor that started this worker has stopped
+// (or restarted): the worker then starts no further runtime call.
+func (w *worker) halted() bool { return w.halt != nil && w.halt.Err() != nil }

@@ -1,0 +1,184 @@
+package runtimetest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// lifecycleCases: the states a container goes through, and what each
+// says, as the plan (internal/podsync) reads them: a created container is
+// adopted and started (podsync.Adoptable), a failed start is a
+// StartError, an exit is a crash or a completion.
+var lifecycleCases = []testCase{
+	{"CreatedIsNotStarted", func(e *env) {
+		before := time.Now()
+		id := e.create(e.app("app", Workload{}))
+		for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
+			// podsync.Adoptable: created, with no Error.
+			if c.State != runtimeadapter.StateUnknown || c.RawState != "created" || c.Error != "" {
+				e.t.Errorf("created container: state %q/%q, error %q; want unknown/created and no error", c.State, c.RawState, c.Error)
+			}
+			if c.ExitCode != 0 || c.Reason != "" || !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+				e.t.Errorf("created container: exit %d reason %q started %v finished %v; want none", c.ExitCode, c.Reason, c.StartedAt, c.FinishedAt)
+			}
+			if c.CreatedAt.Before(before.Add(-time.Second)) || c.CreatedAt.After(time.Now().Add(time.Second)) {
+				e.t.Errorf("CreatedAt = %v, want about %v", c.CreatedAt, before)
+			}
+		}
+		if got := ids(e.list(runtimeadapter.ListOptions{}).Containers); got[id] {
+			e.t.Errorf("a created container is listed as running")
+		}
+	}},
+	{"StartRuns", func(e *env) {
+		id := e.create(e.app("app", Workload{}))
+		created := e.inspect(id).CreatedAt
+		if err := e.Runtime.Start(e.ctx, id); err != nil {
+			e.t.Fatal(err)
+		}
+		for _, c := range []runtimeadapter.Container{e.inspect(id), mustFind(e, id)} {
+			if c.State != runtimeadapter.StateRunning || c.RawState != "running" {
+				e.t.Errorf("started container: state %q/%q, want running", c.State, c.RawState)
+			}
+			if c.StartedAt.IsZero() || c.StartedAt.Before(created) || !c.FinishedAt.IsZero() {
+				e.t.Errorf("started container: created %v started %v finished %v", created, c.StartedAt, c.FinishedAt)
+			}
+			if c.Reason != "" || c.Error != "" || c.ExitCode != 0 {
+				e.t.Errorf("started container: reason %q error %q exit %d, want none", c.Reason, c.Error, c.ExitCode)
+			}
+		}
+	}},
+	{"StartOfARunningContainerIsANoOp", func(e *env) {
+		id := e.run(e.app("app", Workload{}))
+		started := e.inspect(id).StartedAt
+		if err := e.Runtime.Start(e.ctx, id); err != nil {
+			e.t.Errorf("second start: %v, want nil", err)
+		}
+		if c := e.inspect(id); c.State != runtimeadapter.StateRunning || !c.StartedAt.Equal(started) {
+			e.t.Errorf("after a second start: %q, started %v (was %v)", c.State, c.StartedAt, started)
+		}
+	}},
+	{"StartByName", func(e *env) {
+		spec := e.app("app", Workload{})
+		id := e.create(spec)
+		if err := e.Runtime.Start(e.ctx, spec.Name); err != nil {
+			e.t.Fatal(err)
+		}
+		if c := e.inspect(id); c.State != runtimeadapter.StateRunning {
+			e.t.Errorf("started by name: %q, want running", c.State)
+		}
+	}},
+	{"ExitCodeAndTimes", func(e *env) {
+		for _, tc := range []struct {
+			code   int
+			reason string
+		}{{0, "Completed"}, {3, "Error"}} {
+			id := e.run(e.app(fmt.Sprintf("exit%d", tc.code), Workload{Exits: true, ExitCode: tc.code, ExitAfter: shortExit}))
+			c := e.waitExited(id)
+			for _, c := range []runtimeadapter.Container{c, mustFind(e, id)} {
+				if c.RawState != "exited" || c.ExitCode != tc.code || c.Reason != tc.reason || c.Error != "" {
+					e.t.Errorf("exited container: %q, exit %d, reason %q, error %q; want exited, %d, %q, none",
+						c.RawState, c.ExitCode, c.Reason, c.Error, tc.code, tc.reason)
+				}
+				if c.StartedAt.IsZero() || c.FinishedAt.Before(c.StartedAt) || c.FinishedAt.Sub(c.StartedAt) > slack {
+					e.t.Errorf("exited container: started %v, finished %v; want both, finish after start", c.StartedAt, c.FinishedAt)
+				}
+			}
+		}
+	}},
+	{"FailedStartLeavesItCreatedWithAnError", func(e *env) {
+		id := e.create(e.app("broken", Workload{CannotStart: true}))
+		if err := e.Runtime.Start(e.ctx, id); err == nil {
+			e.t.Fatal("start of a container whose command does not exist: nil error")
+		}
+		// What Docker does, and podsync reads as a StartError (exit code
+		// 128 in the pod's status, the message from Error).
+		check := func(c runtimeadapter.Container) {
+			e.t.Helper()
+			if c.State != runtimeadapter.StateUnknown || c.RawState != "created" || c.Error == "" {
+				e.t.Errorf("after a failed start: state %q/%q, error %q; want unknown/created and an error", c.State, c.RawState, c.Error)
+			}
+			if c.ExitCode != 126 && c.ExitCode != 127 && c.ExitCode != 128 {
+				e.t.Errorf("after a failed start: exit code %d, want 126, 127 or 128", c.ExitCode)
+			}
+			if !c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+				e.t.Errorf("after a failed start: started %v, finished %v; want no times", c.StartedAt, c.FinishedAt)
+			}
+		}
+		check(e.inspect(id))
+		check(mustFind(e, id))
+		// It fails again the same way, and is never listed as running.
+		if err := e.Runtime.Start(e.ctx, id); err == nil {
+			e.t.Error("second start of a container that cannot start: nil error")
+		}
+		check(e.inspect(id))
+		check(mustFind(e, id))
+		if got := ids(e.list(runtimeadapter.ListOptions{}).Containers); got[id] {
+			e.t.Error("a container that failed to start is listed as running")
+		}
+	}},
+	{"SandboxAndJoinedApp", func(e *env) {
+		p := e.pod("p")
+		sandbox := e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+		sandbox.Hostname = "p"
+		sid := e.run(sandbox)
+		app := e.spec(p, "app", runtimeadapter.TypeApp, Workload{})
+		app.NetworkMode = "container:" + sid
+		aid := e.run(app)
+		for _, id := range []string{sid, aid} {
+			if c := e.inspect(id); c.State != runtimeadapter.StateRunning {
+				e.t.Errorf("container %s: %q, want running", c.Name, c.State)
+			}
+		}
+		got := e.list(runtimeadapter.ListOptions{PodUID: p.uid}).Containers
+		if len(got) != 2 {
+			e.t.Fatalf("pod lists %d containers, want 2", len(got))
+		}
+		types := map[runtimeadapter.ContainerType]string{}
+		for _, c := range got {
+			m, err := runtimeadapter.ParseMeta(c.Labels)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			types[m.Type] = c.ID
+		}
+		if types[runtimeadapter.TypeSandbox] != sid || types[runtimeadapter.TypeApp] != aid {
+			e.t.Errorf("types of the pod's containers: %v, want sandbox %s and app %s", types, sid, aid)
+		}
+		// Stopping the app leaves the sandbox running, and the sandbox
+		// stops after its app, as a pod stops.
+		if err := e.Runtime.Stop(e.ctx, aid, grace); err != nil {
+			e.t.Fatal(err)
+		}
+		if c := e.inspect(sid); c.State != runtimeadapter.StateRunning {
+			e.t.Errorf("sandbox after its app stopped: %q, want running", c.State)
+		}
+		if err := e.Runtime.Stop(e.ctx, sid, grace); err != nil {
+			e.t.Fatal(err)
+		}
+	}},
+	{"PortsCannotBePublishedByAJoinedContainer", func(e *env) {
+		sid := e.run(e.spec(e.pod("p"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
+		app := e.app("app", Workload{})
+		app.NetworkMode = "container:" + sid
+		app.PortBindings = []runtimeadapter.PortBinding{{HostIP: "127.0.0.1", HostPort: 0, ContainerPort: 8080, Protocol: "tcp"}}
+		id, err := e.Runtime.Create(e.ctx, app)
+		if id != "" {
+			e.track(id)
+		}
+		if err == nil {
+			e.t.Error("create of a joined container publishing a port: nil error, want Docker's refusal")
+		}
+	}},
+}
+
+// mustFind lists everything on the node and returns container id.
+func mustFind(e *env, id string) runtimeadapter.Container {
+	e.t.Helper()
+	c, ok := find(e.list(runtimeadapter.ListOptions{All: true}).Containers, id)
+	if !ok {
+		e.t.Fatalf("container %s not listed (All)", id)
+	}
+	return c
+}
