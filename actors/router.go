@@ -53,7 +53,9 @@ func (r *router) Receive(ctx actor.Context) {
 		// Every pod actor has stopped: the records they kept reach the
 		// state file before the node is gone (an agent restarted next
 		// reads them).
-		r.cfg.History.Flush()
+		if r.cfg.History != nil {
+			r.cfg.History.Flush()
+		}
 	case *protocol.PodSpec:
 		r.deliver(ctx, m.Pod.UID, m)
 	case *protocol.PodRemoved:
