@@ -21,8 +21,13 @@
 // short (grace periods of 1 s, exits after 100 ms), so a run against a
 // real runtime takes seconds.
 //
+// Properties of one container are steps (sequential subtests) of one
+// subtest that shares it, so a real runtime creates fewer containers.
+//
 // The suite does not test what the interface leaves open: the order of
-// List's containers (Docker lists newest first, the fake oldest first:
-// callers sort, see internal/podsync), how an adapter pulls, or what it
-// does with a spec's resources and mounts (adapter tests do).
+// List's containers (Docker lists newest first, and so does the fake, but
+// callers sort, see internal/podsync), whether Start restarts an exited
+// container (Docker does, the fake refuses: actorlet always creates a new
+// one), how an adapter pulls, or what it does with a spec's resources and
+// mounts (adapter tests do).
 package runtimetest
