@@ -78,8 +78,9 @@ func newRunCmd() *cobra.Command {
 		Use:   "run",
 		Short: "Run the node agent on the static pods in --manifests",
 		Long: `Run the node agent. It reads Kubernetes v1.Pod manifests (YAML or JSON) from
-the *.yaml, *.yml and *.json files directly in --manifests, as the kubelet's
-static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
+every file directly in --manifests whose name does not start with a dot (editor,
+backup and package-manager artefacts such as *.bak and *.swp skipped), as the
+kubelet's static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
 exits within 10 s and leaves the pods running; started again, it adopts them.
 
 With --etcd-endpoints the node is one of a fleet: it also runs the pods under

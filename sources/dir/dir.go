@@ -1,12 +1,18 @@
-// Package dir is the static-pod directory source: every *.yaml, *.yml and
-// *.json file directly in one directory is one pod, as with the kubelet's
-// --pod-manifest-path.
+// Package dir is the static-pod directory source: every regular file
+// directly in one directory whose name does not start with a dot is read
+// as a manifest, whatever its extension (*.yaml, *.json, GCE's *.manifest),
+// as with the kubelet's --pod-manifest-path.
 //
 // The directory is watched (fsnotify), so a change is seen within about the
 // debounce delay (100 ms by default), and re-read in full every rescan
-// period (20 s) as a safety net. Dotfiles, editor files (name~, *.swp,
-// #name#, 4913, *.tmp), other extensions, subdirectories and anything but
-// regular files (symlinks to them count) are ignored.
+// period (20 s) as a safety net. Skipped, and logged once each with why
+// (not on every rescan): dotfiles; the artefacts editors, backups, package
+// managers and atomic writers leave next to a manifest (name~, *.swp,
+// *.swo, *.swx, #name#, vim's 4913, *.bak, *.orig, *.old, *.rej, *.save,
+// *.part, *.dpkg-*, *.ucf-*, *.rpmnew, *.rpmsave, *.rpmorig, *.tmp and
+// *.tmp.XXXX, sed -i's sedXXXXXX: see skipReason), which would otherwise
+// run a stale copy as a second pod; subdirectories and anything but
+// regular files (symlinks to them count).
 //
 // A file that fails to parse or validate, or is over
 // manifest.MaxManifestBytes (1 MiB), is one Problem in the update,

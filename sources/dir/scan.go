@@ -47,6 +47,7 @@ type scanner struct {
 
 	files     map[string]*fileState // by file name
 	conflicts map[string]string     // losing file name → conflict message last logged
+	skipped   map[string]string     // entry skipped → why, logged once while it stays
 
 	sent    bool   // an update has been sent
 	failed  bool   // the last scan could not read the directory
@@ -57,7 +58,7 @@ type scanner struct {
 func newScanner(dir, source, node string, log *zap.Logger) *scanner {
 	return &scanner{
 		dir: dir, source: source, node: node, log: log,
-		files: map[string]*fileState{}, conflicts: map[string]string{},
+		files: map[string]*fileState{}, conflicts: map[string]string{}, skipped: map[string]string{},
 	}
 }
 
@@ -82,10 +83,15 @@ func (s *scanner) scan() (sources.Update, bool) {
 	}
 	s.failed, s.lastErr = false, ""
 
-	seen := map[string]bool{}
+	seen, skipped := map[string]bool{}, map[string]string{}
 	for _, e := range entries {
 		name := e.Name()
-		if !isManifestName(name) || !s.isFile(e) {
+		why := skipReason(name)
+		if why == "" && !s.isFile(e) {
+			why = "not a regular file (a directory, FIFO, socket or device, or a link to one)"
+		}
+		if why != "" {
+			skipped[name] = why
 			continue
 		}
 		if s.read(name) {
@@ -98,11 +104,28 @@ func (s *scanner) scan() (sources.Update, bool) {
 			delete(s.files, name)
 		}
 	}
+	s.logSkipped(skipped)
 
 	u, key := s.update()
 	send := !s.sent || recovered || key != s.lastKey
 	s.sent, s.lastKey = true, key
 	return u, send
+}
+
+// logSkipped logs each entry skipped, once while it stays: the directory
+// is re-read every rescan period.
+func (s *scanner) logSkipped(skipped map[string]string) {
+	names := make([]string, 0, len(skipped))
+	for name := range skipped {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if why := skipped[name]; s.skipped[name] != why {
+			s.log.Info("file in the manifest directory skipped", zap.String("file", s.path(name)), zap.String("why", why))
+		}
+	}
+	s.skipped = skipped
 }
 
 // isFile reports whether entry is a regular file or a symlink to one.
