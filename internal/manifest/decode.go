@@ -201,4 +201,3 @@ func checkTypeMeta(tm metav1.TypeMeta) error {
 	}
 	return aggregateFields(errs)
 }
-
