@@ -14,13 +14,18 @@
 // run a stale copy as a second pod; subdirectories and anything but
 // regular files (symlinks to them count).
 //
-// A file that fails to parse or validate, or is over
-// manifest.MaxManifestBytes (1 MiB), is one Problem in the update,
-// naming the file and the field, logged once (not on every rescan while it
-// stays the same); the pod it last defined keeps its last good spec until
-// the file is fixed or removed, and the other files are unaffected. When
-// two files define the same namespace/name (or UID), the first in name
-// order wins and the other is a Problem, warned about once.
+// A file may hold several YAML documents ("---"), each a pod (see
+// manifest.LoadFileDocuments). An unknown field is a warning naming it,
+// logged once per edit, unless WithStrictManifests. A file or document
+// that fails to parse or validate, or a file over
+// manifest.MaxManifestBytes (1 MiB), is one Problem in the update, naming
+// the file, the document (in a file of several) and the field or line,
+// logged once (not on every rescan while it stays the same); the pod it
+// last defined keeps its last good spec until it is fixed or removed, and
+// the other documents and files are unaffected. When two files or
+// documents define the same namespace/name (or UID), the first in file
+// name order, then document order, wins and the other is a Problem,
+// warned about once.
 // When the directory itself cannot be read (or does not exist yet) the
 // update carries Err, the node keeps the last set, and the source retries
 // on every rescan and whenever the directory appears.
@@ -48,6 +53,7 @@ type Source struct {
 	debounce time.Duration
 	log      *zap.Logger
 	validate manifest.ValidationOptions
+	strict   bool
 }
 
 var _ sources.Source = (*Source)(nil)
@@ -85,7 +91,7 @@ func (s *Source) Name() string { return "file:" + s.dir }
 // on rescans.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
-	sc.validate = s.validate
+	sc.validate, sc.strict = s.validate, s.strict
 	w := newWatch(s.dir, s.log)
 	defer w.close()
 

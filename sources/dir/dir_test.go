@@ -101,10 +101,12 @@ func TestRunManifestAndBackup(t *testing.T) {
 	}
 }
 
+// TestRunBrokenEditKeepsLastGoodPod, with --strict-manifests, so that an
+// unknown field breaks the file as it did before lenient decoding.
 func TestRunBrokenEditKeepsLastGoodPod(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podYAML("web", "nginx:1.25"))
-	r := start(t, dir)
+	r := start(t, dir, WithStrictManifests(true))
 	first := r.waitFor(t, slack, "the pod", hasPods("default/web=nginx:1.25"))
 
 	write(t, dir, "web.yaml", strings.Replace(podYAML("web", "nginx:1.26"), "kind: Pod", "kind: Pod\nspec2: {}", 1))

@@ -30,12 +30,21 @@ const maxManifestBytes = manifest.MaxManifestBytes
 
 // fileState is what the scanner remembers about one manifest file.
 type fileState struct {
-	data []byte  // content last read; nil after a read error
-	pod  *v1.Pod // last good pod read from the file; nil if none yet
-	// fingerprint identifies pod's UID and full content, to see changes.
+	data []byte    // content last read; nil after a read error
+	pods []filePod // the file's last good pods, in document order
+	// problems are the file's current problems; nil when data is good.
+	problems []error
+	logged   map[string]bool // the problems last logged, to log each one once
+}
+
+// filePod is a pod read from one document of a file.
+type filePod struct {
+	pod *v1.Pod
+	// fingerprint identifies the pod's UID and full content, to see changes.
 	fingerprint string
-	problem     error  // the file's current problem; nil when data is good
-	logged      string // the problem last logged, to log each one once
+	// doc names the document in a file of several ("document 2 (line
+	// 14)"); "" in a file of one.
+	doc string
 }
 
 // scanner reads the directory and turns it into updates. It is used by one
@@ -44,9 +53,10 @@ type scanner struct {
 	dir, source, node string
 	log               *zap.Logger
 	validate          manifest.ValidationOptions
+	strict            bool // unknown fields are errors (--strict-manifests)
 
 	files     map[string]*fileState // by file name
-	conflicts map[string]string     // losing file name → conflict message last logged
+	conflicts map[string]string     // losing file name and document → conflict message last logged
 	skipped   map[string]string     // entry skipped → why, logged once while it stays
 
 	sent    bool   // an update has been sent
@@ -156,48 +166,123 @@ func (s *scanner) read(name string) bool {
 		return false
 	case err != nil:
 		st.data = nil
-		s.setProblem(name, st, &manifest.FileError{Path: path, Err: err})
+		s.setProblems(st, []problem{{err: &manifest.FileError{Path: path, Err: err}, kept: st.pods}})
 	case st.data != nil && bytes.Equal(data, st.data):
-		// Unchanged: keep the pod or the problem, log nothing.
+		// Unchanged: keep the pods and the problems, log nothing.
 	default:
 		st.data = data
-		pod, warnings, err := manifest.LoadFileWith(s.validate, s.node, path, data)
+		docs, err := manifest.LoadFileDocuments(manifest.LoadOptions{Validation: s.validate, Strict: s.strict}, s.node, path, data)
 		if err != nil {
-			s.setProblem(name, st, err)
+			s.setProblems(st, []problem{{err: err, kept: st.pods}})
 			break
 		}
-		if st.problem != nil {
+		pods, problems := merge(st.pods, docs)
+		if len(st.problems) > 0 && len(problems) == 0 {
 			s.log.Info("manifest fixed", zap.String("file", path))
 		}
-		st.pod, st.fingerprint, st.problem, st.logged = pod, fingerprint(pod), nil, ""
-		for _, w := range warnings {
-			s.log.Warn("manifest field ignored", zap.String("file", path), zap.String("warning", w))
+		st.pods = pods
+		s.setProblems(st, problems)
+		for _, d := range docs {
+			for _, w := range d.Warnings {
+				s.log.Warn("manifest field ignored", zap.String("file", path), zap.String("warning", w))
+			}
 		}
 	}
 	s.files[name] = st
 	return true
 }
 
-// setProblem records the file's current problem, logging it unless it is
-// the one already logged.
-func (s *scanner) setProblem(name string, st *fileState, err error) {
-	st.problem = err
-	if st.logged == err.Error() {
-		return
-	}
-	st.logged = err.Error()
-	if st.pod != nil {
-		s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(err),
-			zap.String("pod", st.pod.Namespace+"/"+st.pod.Name), zap.String("uid", string(st.pod.UID)))
-	} else {
-		s.log.Error("manifest rejected", zap.Error(err))
-	}
+// problem is one of a file's problems and the last good pods it keeps.
+type problem struct {
+	err  error
+	kept []filePod
 }
 
-// update assembles the current set. Files are taken in name order; when two
-// define the same namespace/name (or UID), the first keeps it and the other
-// is a problem, warned about once. key summarises the update's pods and
-// problems, to send only changes.
+// merge returns a file's pods and problems after it was read into docs,
+// given its last good pods, old. Each good document gives its pod; a bad
+// one is a problem and keeps the last good pod of its namespace/name, if
+// the file had one. When a bad document's name cannot be read (e.g. a
+// YAML syntax error), every last good pod no document defines now is
+// kept: it may be that document's. Otherwise a pod whose document went
+// away is dropped.
+func merge(old []filePod, docs []manifest.Document) (pods []filePod, problems []problem) {
+	multi := len(docs) > 1
+	oldByName := make(map[string]filePod, len(old))
+	for _, p := range old {
+		oldByName[p.pod.Namespace+"/"+p.pod.Name] = p
+	}
+	defined := map[string]bool{}
+	var unnamed []int // problems of documents without a readable name
+	for _, d := range docs {
+		label := ""
+		if multi {
+			label = fmt.Sprintf("document %d (line %d)", d.Index, d.Line)
+		}
+		if d.Err == nil {
+			defined[d.Pod.Namespace+"/"+d.Pod.Name] = true
+			pods = append(pods, filePod{pod: d.Pod, fingerprint: fingerprint(d.Pod), doc: label})
+			continue
+		}
+		pr := problem{err: d.Err}
+		if d.Name == "" {
+			unnamed = append(unnamed, len(problems))
+		} else if key := d.Namespace + "/" + d.Name; !defined[key] {
+			if p, ok := oldByName[key]; ok {
+				defined[key] = true
+				p.doc = label
+				pods = append(pods, p)
+				pr.kept = []filePod{p}
+			}
+		}
+		problems = append(problems, pr)
+	}
+	if len(unnamed) > 0 {
+		var kept []filePod
+		for _, p := range old {
+			if !defined[p.pod.Namespace+"/"+p.pod.Name] {
+				kept = append(kept, p)
+			}
+		}
+		pods = append(pods, kept...)
+		problems[unnamed[0]].kept = kept
+	}
+	return pods, problems
+}
+
+// setProblems records the file's current problems, logging each one that
+// was not already logged.
+func (s *scanner) setProblems(st *fileState, problems []problem) {
+	st.problems = st.problems[:0:0]
+	logged := make(map[string]bool, len(problems))
+	for _, p := range problems {
+		st.problems = append(st.problems, p.err)
+		msg := p.err.Error()
+		logged[msg] = true
+		if st.logged[msg] {
+			continue
+		}
+		switch len(p.kept) {
+		case 0:
+			s.log.Error("manifest rejected", zap.Error(p.err))
+		case 1:
+			s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(p.err),
+				zap.String("pod", p.kept[0].pod.Namespace+"/"+p.kept[0].pod.Name), zap.String("uid", string(p.kept[0].pod.UID)))
+		default:
+			names := make([]string, len(p.kept))
+			for i, k := range p.kept {
+				names[i] = k.pod.Namespace + "/" + k.pod.Name
+			}
+			s.log.Error("manifest rejected; its pods keep their last good spec", zap.Error(p.err), zap.Strings("pods", names))
+		}
+	}
+	st.logged = logged
+}
+
+// update assembles the current set. Files are taken in name order, and a
+// file's pods in document order; when two define the same namespace/name
+// (or UID), the first keeps it and the other is a problem, warned about
+// once. key summarises the update's pods and problems, to send only
+// changes.
 func (s *scanner) update() (u sources.Update, key string) {
 	names := make([]string, 0, len(s.files))
 	for name := range s.files {
@@ -207,38 +292,45 @@ func (s *scanner) update() (u sources.Update, key string) {
 
 	u.Source = s.source
 	var k strings.Builder
-	byName := map[string]string{}   // namespace/name → file
-	byUID := map[types.UID]string{} // UID → file
+	byName := map[string]string{}   // namespace/name → where
+	byUID := map[types.UID]string{} // UID → where
 	conflicts := map[string]string{}
 	for _, name := range names {
 		st := s.files[name]
-		if st.problem != nil {
-			u.Problems = append(u.Problems, st.problem)
-		}
-		if st.pod == nil {
-			continue
-		}
-		key := st.pod.Namespace + "/" + st.pod.Name
-		winner, clash := byName[key]
-		what := "pod " + key
-		if !clash {
-			if winner, clash = byUID[st.pod.UID]; clash {
-				what = "pod UID " + string(st.pod.UID)
+		u.Problems = append(u.Problems, st.problems...)
+		for _, p := range st.pods {
+			where := s.path(name)
+			if p.doc != "" {
+				where += " (" + p.doc + ")"
 			}
-		}
-		if clash {
-			err := &manifest.FileError{Path: s.path(name), Err: fmt.Errorf(
-				"%s is also defined by %s, which comes first in name order and wins; this file is ignored", what, s.path(winner))}
-			u.Problems = append(u.Problems, err)
-			conflicts[name] = err.Error()
-			if s.conflicts[name] != err.Error() {
-				s.log.Warn("two manifests define the same pod", zap.Error(err))
+			key := p.pod.Namespace + "/" + p.pod.Name
+			winner, clash := byName[key]
+			what := "pod " + key
+			if !clash {
+				if winner, clash = byUID[p.pod.UID]; clash {
+					what = "pod UID " + string(p.pod.UID)
+				}
 			}
-			continue
+			if clash {
+				var cause error
+				if p.doc == "" {
+					cause = fmt.Errorf("%s is also defined by %s, which comes first in name order and wins; this file is ignored", what, winner)
+				} else {
+					cause = fmt.Errorf("%s: %s is also defined by %s, which comes first in name and document order and wins; this document is ignored", p.doc, what, winner)
+				}
+				err := &manifest.FileError{Path: s.path(name), Err: cause}
+				u.Problems = append(u.Problems, err)
+				id := name + "\x00" + p.doc
+				conflicts[id] = err.Error()
+				if s.conflicts[id] != err.Error() {
+					s.log.Warn("two manifests define the same pod", zap.Error(err))
+				}
+				continue
+			}
+			byName[key], byUID[p.pod.UID] = where, where
+			u.Pods = append(u.Pods, p.pod)
+			k.WriteString(p.fingerprint + "\n")
 		}
-		byName[key], byUID[st.pod.UID] = name, name
-		u.Pods = append(u.Pods, st.pod)
-		k.WriteString(st.fingerprint + "\n")
 	}
 	s.conflicts = conflicts
 	k.WriteString("problems:\n")

@@ -234,6 +234,7 @@ func TestScanBrokenNewFile(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "bad.json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"containerz": []}}`)
 	s, logs := newTestScanner(dir)
+	s.strict = true // --strict-manifests: the unknown field is the error (lenient, the missing containers are)
 	u := mustScan(t, s, true)
 	wantPods(t, u)
 	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), filepath.Join(dir, "bad.json")) ||
