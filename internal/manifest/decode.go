@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,15 +131,8 @@ func decode(data []byte) (*v1.Pod, error) {
 // ignored. A duplicated field is an error either way: which of its values
 // counts would change what runs.
 func decodeObject(jsonData []byte, opts DecodeOptions) (*v1.Pod, []string, error) {
-	// A syntax error (JSON only: converted YAML is well-formed) is found
-	// here, before the root is looked at.
-	var tm metav1.TypeMeta
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(jsonData, &tm); err != nil {
-		if isSyntax, _ := sigsjson.SyntaxErrorOffset(err); isSyntax || checkObject(jsonData, PodKind) == nil {
-			return nil, nil, wantPod(decodeError(jsonData, reflect.TypeFor[metav1.TypeMeta](), nil, err))
-		}
-	}
-	if err := checkObject(jsonData, PodKind); err != nil {
+	tm, err := decodeTypeMeta(jsonData, PodKind)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkTypeMeta(tm); err != nil {
@@ -146,51 +141,77 @@ func decodeObject(jsonData []byte, opts DecodeOptions) (*v1.Pod, []string, error
 	return decodePod(jsonData, opts)
 }
 
+// decodeTypeMeta reads the kind and apiVersion of a document (JSON, not
+// null) that should be an object of kind want.
+func decodeTypeMeta(jsonData []byte, want string) (metav1.TypeMeta, error) {
+	// A syntax error (JSON only: converted YAML is well-formed) is found
+	// here, before the root is looked at.
+	var tm metav1.TypeMeta
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(jsonData, &tm); err != nil {
+		if isSyntax, _ := sigsjson.SyntaxErrorOffset(err); isSyntax || checkObject(jsonData, want) == nil {
+			err := decodeError(jsonData, reflect.TypeFor[metav1.TypeMeta](), nil, err)
+			if errIsSyntax(err) {
+				err = fmt.Errorf("invalid manifest: want one %s object: %w", want, err)
+			}
+			return tm, err
+		}
+	}
+	return tm, checkObject(jsonData, want)
+}
+
 // decodePod decodes a Pod's fields (see decodeObject).
 func decodePod(jsonData []byte, opts DecodeOptions) (*v1.Pod, []string, error) {
 	pod := &v1.Pod{}
-	if opts.Strict {
-		strictErrs, err := sigsjson.UnmarshalStrict(jsonData, pod)
-		if err != nil {
-			return nil, nil, decodeError(jsonData, reflect.TypeFor[v1.Pod](), nil, err)
-		}
-		if len(strictErrs) > 0 {
-			return nil, nil, aggregate(strictErrs)
-		}
-		return pod, nil, nil
-	}
-	dupErrs, err := sigsjson.UnmarshalStrict(jsonData, pod, sigsjson.DisallowDuplicateFields)
+	warnings, err := decodeInto(jsonData, pod, opts)
 	if err != nil {
-		return nil, nil, decodeError(jsonData, reflect.TypeFor[v1.Pod](), nil, err)
-	}
-	if len(dupErrs) > 0 {
-		return nil, nil, aggregate(dupErrs)
-	}
-	unknown, _ := sigsjson.UnmarshalStrict(jsonData, &v1.Pod{}, sigsjson.DisallowUnknownFields) // decoded once already
-	var warnings []string
-	for _, e := range unknown {
-		warnings = append(warnings, e.Error()+": ignored (--strict-manifests refuses it)")
+		return nil, nil, err
 	}
 	return pod, warnings, nil
 }
 
-// wantPod puts a syntax error in context; other errors name their field.
-func wantPod(err error) error {
-	if errIsSyntax(err) {
-		return fmt.Errorf("invalid manifest: want one Pod object: %w", err)
+// decodeInto decodes an object's fields into obj, a pointer to a zero
+// value (see decodeObject).
+func decodeInto[T any](jsonData []byte, obj *T, opts DecodeOptions) ([]string, error) {
+	if opts.Strict {
+		strictErrs, err := sigsjson.UnmarshalStrict(jsonData, obj)
+		if err != nil {
+			return nil, decodeError(jsonData, reflect.TypeFor[T](), nil, err)
+		}
+		if len(strictErrs) > 0 {
+			return nil, aggregate(strictErrs)
+		}
+		return nil, nil
 	}
-	return err
+	dupErrs, err := sigsjson.UnmarshalStrict(jsonData, obj, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, decodeError(jsonData, reflect.TypeFor[T](), nil, err)
+	}
+	if len(dupErrs) > 0 {
+		return nil, aggregate(dupErrs)
+	}
+	unknown, _ := sigsjson.UnmarshalStrict(jsonData, new(T), sigsjson.DisallowUnknownFields) // decoded once already
+	var warnings []string
+	for _, e := range unknown {
+		warnings = append(warnings, e.Error()+": ignored (--strict-manifests refuses it)")
+	}
+	return warnings, nil
 }
 
 // checkTypeMeta requires kind Pod and apiVersion v1.
 func checkTypeMeta(tm metav1.TypeMeta) error {
+	return checkTypeMetaOf(tm, PodKind)
+}
+
+// checkTypeMetaOf requires one of kinds and apiVersion v1 (the version
+// of Pod, ConfigMap and Secret).
+func checkTypeMetaOf(tm metav1.TypeMeta, kinds ...string) error {
 	var errs field.ErrorList
-	switch tm.Kind {
-	case PodKind:
-	case "":
-		errs = append(errs, field.Required(field.NewPath("kind"), "want "+PodKind))
+	switch {
+	case slices.Contains(kinds, tm.Kind):
+	case tm.Kind == "":
+		errs = append(errs, field.Required(field.NewPath("kind"), "want "+strings.Join(kinds, ", ")))
 	default:
-		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, []string{PodKind}))
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, kinds))
 	}
 	switch tm.APIVersion {
 	case PodAPIVersion:

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -44,8 +45,14 @@ type Document struct {
 	// source can keep the document's last good pod. LoadFileDocuments
 	// makes an empty Namespace "default" when Name is set.
 	Namespace, Name string
-	// Pod is the document's pod; nil when Err is set.
-	Pod *v1.Pod
+	// Kind is the document's kind as written ("" when it cannot be read).
+	Kind string
+	// Pod, ConfigMap or Secret is the document's object, by its kind;
+	// all are nil when Err is set. A Secret's stringData is merged into
+	// its data by LoadFileDocuments (SetSecretDefaults).
+	Pod       *v1.Pod
+	ConfigMap *v1.ConfigMap
+	Secret    *v1.Secret
 	// Warnings name the fields ignored: unknown fields (unless Strict),
 	// and, from LoadFileDocuments, the fields Validate warns about.
 	Warnings []string
@@ -128,8 +135,7 @@ func decodeDocuments(data []byte, opts DecodeOptions) ([]Document, error) {
 			return nil, ErrEmpty
 		}
 		d := Document{Index: 1, Line: 1}
-		d.Namespace, d.Name = peekName(data)
-		d.Pod, d.Warnings, d.Err = decodeObject(data, opts)
+		decodeDocument(&d, data, opts)
 		if errIsSyntax(d.Err) {
 			return nil, d.Err // nothing to name the document by
 		}
@@ -147,13 +153,14 @@ func decodeDocuments(data []byte, opts DecodeOptions) ([]Document, error) {
 			jsonData, err = yd.toJSON()
 		}
 		switch {
+		case err != nil && secretTextRE.Match(yd.data):
+			d.Err = hideQuoted(err)
 		case err != nil:
 			d.Err = err
 		case isNull(jsonData):
 			continue // "~" or "null": an empty document
 		default:
-			d.Namespace, d.Name = peekName(jsonData)
-			d.Pod, d.Warnings, d.Err = decodeObject(jsonData, opts)
+			decodeDocument(&d, jsonData, opts)
 		}
 		docs = append(docs, d)
 	}
@@ -161,6 +168,32 @@ func decodeDocuments(data []byte, opts DecodeOptions) ([]Document, error) {
 		return nil, ErrEmpty
 	}
 	return docs, nil
+}
+
+// decodeDocument decodes one document, JSON that is not null, into d: a
+// Pod, ConfigMap or Secret.
+func decodeDocument(d *Document, jsonData []byte, opts DecodeOptions) {
+	d.Namespace, d.Name = peekName(jsonData)
+	tm, err := decodeTypeMeta(jsonData, documentKinds[0]+", "+documentKinds[1]+" or "+documentKinds[2])
+	d.Kind = tm.Kind
+	if err == nil {
+		err = checkTypeMetaOf(tm, documentKinds...)
+	}
+	if err != nil {
+		if tm.Kind == SecretKind {
+			err = redactValues(err)
+		}
+		d.Err = err
+		return
+	}
+	switch tm.Kind {
+	case ConfigMapKind:
+		d.ConfigMap, d.Warnings, d.Err = decodeConfigMap(jsonData, opts)
+	case SecretKind:
+		d.Secret, d.Warnings, d.Err = decodeSecret(jsonData, opts)
+	default:
+		d.Pod, d.Warnings, d.Err = decodePod(jsonData, opts)
+	}
 }
 
 // LoadFileDocuments is LoadFile for a file of one or several documents
@@ -186,7 +219,26 @@ func LoadFileDocuments(opts LoadOptions, nodeName, path string, data []byte) ([]
 		if d.Namespace == "" && d.Name != "" {
 			d.Namespace = DefaultNamespace
 		}
-		if d.Pod == nil {
+		switch {
+		case d.ConfigMap != nil:
+			SetConfigMapDefaults(d.ConfigMap)
+			d.Namespace = d.ConfigMap.Namespace
+			if err := ValidateConfigMap(d.ConfigMap); err != nil {
+				d.ConfigMap, d.Err = nil, d.wrap(abs, multi, err)
+				continue
+			}
+			annotateSource(&d.ConfigMap.ObjectMeta, abs)
+			continue
+		case d.Secret != nil:
+			SetSecretDefaults(d.Secret)
+			d.Namespace = d.Secret.Namespace
+			if err := ValidateSecret(d.Secret); err != nil {
+				d.Secret, d.Err = nil, d.wrap(abs, multi, err)
+				continue
+			}
+			annotateSource(&d.Secret.ObjectMeta, abs)
+			continue
+		case d.Pod == nil:
 			continue
 		}
 		pod := d.Pod
@@ -208,4 +260,12 @@ func LoadFileDocuments(opts LoadOptions, nodeName, path string, data []byte) ([]
 		pod.Annotations[AnnotationSourceFile] = abs
 	}
 	return docs, nil
+}
+
+// annotateSource records the file a ConfigMap or Secret was read from.
+func annotateSource(meta *metav1.ObjectMeta, abs string) {
+	if meta.Annotations == nil {
+		meta.Annotations = make(map[string]string, 1)
+	}
+	meta.Annotations[AnnotationSourceFile] = abs
 }
