@@ -14,8 +14,10 @@
 // run a stale copy as a second pod; subdirectories and anything but
 // regular files (symlinks to them count).
 //
-// A file may hold several YAML documents ("---"), each a pod (see
-// manifest.LoadFileDocuments). An unknown field is a warning naming it,
+// A file may hold several YAML documents ("---"), each a Pod, a ConfigMap
+// or a Secret (see manifest.LoadFileDocuments); ConfigMaps and Secrets go
+// into the update's ConfigMaps and Secrets, one per kind and
+// namespace/name as pods, and no Secret value is ever logged. An unknown field is a warning naming it,
 // logged once per edit, unless WithStrictManifests. A file or document
 // that fails to parse or validate, or a file over
 // manifest.MaxManifestBytes (1 MiB), is one Problem in the update, naming

@@ -1,6 +1,7 @@
 package dir
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,5 +126,76 @@ func TestScanSeveralDocumentsConflicts(t *testing.T) {
 	mustScan(t, s, false)
 	if n := countLogs(logs, "two manifests define the same pod"); n != 2 {
 		t.Errorf("conflicts warned %d times, want 2", n)
+	}
+}
+
+// TestScanConfigMapsAndSecrets: ConfigMap and Secret documents go into
+// the update beside the pods, one per kind and namespace/name (the first
+// in file-name and document order wins, the other is a problem); a
+// broken one keeps its last good version; a Secret's value appears in no
+// log and no problem.
+func TestScanConfigMapsAndSecrets(t *testing.T) {
+	const (
+		cm     = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: conf\ndata:\n  k: v1\n"
+		secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: kube-system\nimmutable: true\nstringData:\n  password: hunter2\n"
+	)
+	dir := t.TempDir()
+	// A pod and a ConfigMap both named conf: different kinds, no conflict.
+	write(t, dir, "a.yaml", multiDoc(podYAML("conf", "nginx"), cm, secret))
+	write(t, dir, "b.yaml", multiDoc(strings.Replace(cm, "k: v1", "k: other", 1), strings.Replace(secret, "hunter2", "hunter3", 1)))
+	s, logs := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u, "default/conf=nginx")
+	if len(u.ConfigMaps) != 1 || u.ConfigMaps[0].Namespace != "default" || u.ConfigMaps[0].Data["k"] != "v1" {
+		t.Fatalf("configmaps = %+v, want a.yaml's", u.ConfigMaps)
+	}
+	if len(u.Secrets) != 1 || u.Secrets[0].Namespace != "kube-system" || string(u.Secrets[0].Data["password"]) != "hunter2" ||
+		u.Secrets[0].Immutable == nil || !*u.Secrets[0].Immutable {
+		t.Fatalf("secrets = %+v, want a.yaml's, stringData merged, immutable", u.Secrets)
+	}
+	b := filepath.Join(dir, "b.yaml")
+	want := []string{
+		"manifest " + b + ": document 1 (line 1): ConfigMap default/conf is also defined by " + filepath.Join(dir, "a.yaml") + " (document 2 (line 10))",
+		"manifest " + b + ": document 2 (line 8): Secret kube-system/creds is also defined by " + filepath.Join(dir, "a.yaml") + " (document 3 (line 17))",
+	}
+	if len(u.Problems) != 2 || !strings.HasPrefix(u.Problems[0].Error(), want[0]) || !strings.HasPrefix(u.Problems[1].Error(), want[1]) {
+		t.Errorf("problems =\n%v\nwant\n%v", u.Problems, want)
+	}
+	if n := countLogs(logs, "two manifests define the same Secret"); n != 1 {
+		t.Errorf("secret conflict warned %d times, want 1", n)
+	}
+
+	// The ConfigMap edited: sent; the Secret broken: its last good
+	// version stays, and the error shows none of its values.
+	write(t, dir, "a.yaml", multiDoc(podYAML("conf", "nginx"), strings.Replace(cm, "k: v1", "k: v2", 1),
+		strings.Replace(secret, "stringData:\n  password: hunter2\n", "data:\n  password: hunter4-not-base64\n", 1)))
+	u = mustScan(t, s, true)
+	if len(u.ConfigMaps) != 1 || u.ConfigMaps[0].Data["k"] != "v2" {
+		t.Errorf("configmaps = %+v, want the edit", u.ConfigMaps)
+	}
+	if len(u.Secrets) != 1 || string(u.Secrets[0].Data["password"]) != "hunter2" {
+		t.Errorf("secrets = %+v, want the last good one", u.Secrets)
+	}
+	if len(u.Problems) != 3 || !strings.Contains(u.Problems[0].Error(), "document 3 (line 17): data[password]: Invalid value: (hidden: a Secret's value)") {
+		t.Errorf("problems = %v, want the broken Secret first", u.Problems)
+	}
+	mustScan(t, s, false)
+	for _, e := range logs.All() {
+		if line := fmt.Sprint(e.Message, e.ContextMap()); strings.Contains(line, "hunter") {
+			t.Errorf("a log shows a Secret's value: %s", line)
+		}
+	}
+	for _, p := range u.Problems {
+		if strings.Contains(p.Error(), "hunter") {
+			t.Errorf("a problem shows a Secret's value: %v", p)
+		}
+	}
+
+	// Both files gone: nothing left.
+	remove(t, filepath.Join(dir, "a.yaml"))
+	remove(t, b)
+	u = mustScan(t, s, true)
+	if len(u.Pods)+len(u.ConfigMaps)+len(u.Secrets)+len(u.Problems) != 0 {
+		t.Errorf("update = %+v, want empty", u)
 	}
 }

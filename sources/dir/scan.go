@@ -30,21 +30,79 @@ const maxManifestBytes = manifest.MaxManifestBytes
 
 // fileState is what the scanner remembers about one manifest file.
 type fileState struct {
-	data []byte    // content last read; nil after a read error
-	pods []filePod // the file's last good pods, in document order
+	data []byte // content last read; nil after a read error
+	// objs are the file's last good objects (pods, ConfigMaps, Secrets),
+	// in document order.
+	objs []fileObject
 	// problems are the file's current problems; nil when data is good.
 	problems []error
 	logged   map[string]bool // the problems last logged, to log each one once
 }
 
-// filePod is a pod read from one document of a file.
-type filePod struct {
-	pod *v1.Pod
-	// fingerprint identifies the pod's UID and full content, to see changes.
+// fileObject is an object read from one document of a file: one of pod,
+// cm and secret is set.
+type fileObject struct {
+	pod    *v1.Pod
+	cm     *v1.ConfigMap
+	secret *v1.Secret
+	// fingerprint identifies the object's kind, name (a pod's UID) and
+	// full content, to see changes.
 	fingerprint string
 	// doc names the document in a file of several ("document 2 (line
 	// 14)"); "" in a file of one.
 	doc string
+}
+
+func newFileObject(d manifest.Document, doc string) fileObject {
+	o := fileObject{pod: d.Pod, cm: d.ConfigMap, secret: d.Secret, doc: doc}
+	var obj any = d.Pod
+	id := ""
+	switch {
+	case d.Pod != nil:
+		id = string(d.Pod.UID)
+	case d.ConfigMap != nil:
+		obj, id = d.ConfigMap, o.key()
+	case d.Secret != nil:
+		obj, id = d.Secret, o.key()
+	}
+	data, _ := json.Marshal(obj) // API objects always marshal
+	sum := sha256.Sum256(data)
+	o.fingerprint = id + "/" + hex.EncodeToString(sum[:])
+	return o
+}
+
+// kind is the object's kind.
+func (o fileObject) kind() string {
+	switch {
+	case o.cm != nil:
+		return manifest.ConfigMapKind
+	case o.secret != nil:
+		return manifest.SecretKind
+	}
+	return manifest.PodKind
+}
+
+// name is the object's namespace/name.
+func (o fileObject) name() string {
+	switch {
+	case o.cm != nil:
+		return o.cm.Namespace + "/" + o.cm.Name
+	case o.secret != nil:
+		return o.secret.Namespace + "/" + o.secret.Name
+	}
+	return o.pod.Namespace + "/" + o.pod.Name
+}
+
+// key identifies the object among a source's: its kind and namespace/name.
+func (o fileObject) key() string { return o.kind() + " " + o.name() }
+
+// what names the object in messages: "pod default/web", "ConfigMap
+// default/conf".
+func (o fileObject) what() string {
+	if o.pod != nil {
+		return "pod " + o.name()
+	}
+	return o.key()
 }
 
 // scanner reads the directory and turns it into updates. It is used by one
@@ -166,21 +224,21 @@ func (s *scanner) read(name string) bool {
 		return false
 	case err != nil:
 		st.data = nil
-		s.setProblems(st, []problem{{err: &manifest.FileError{Path: path, Err: err}, kept: st.pods}})
+		s.setProblems(st, []problem{{err: &manifest.FileError{Path: path, Err: err}, kept: st.objs}})
 	case st.data != nil && bytes.Equal(data, st.data):
 		// Unchanged: keep the pods and the problems, log nothing.
 	default:
 		st.data = data
 		docs, err := manifest.LoadFileDocuments(manifest.LoadOptions{Validation: s.validate, Strict: s.strict}, s.node, path, data)
 		if err != nil {
-			s.setProblems(st, []problem{{err: err, kept: st.pods}})
+			s.setProblems(st, []problem{{err: err, kept: st.objs}})
 			break
 		}
-		pods, problems := merge(st.pods, docs)
+		objs, problems := merge(st.objs, docs)
 		if len(st.problems) > 0 && len(problems) == 0 {
 			s.log.Info("manifest fixed", zap.String("file", path))
 		}
-		st.pods = pods
+		st.objs = objs
 		s.setProblems(st, problems)
 		for _, d := range docs {
 			for _, w := range d.Warnings {
@@ -192,24 +250,25 @@ func (s *scanner) read(name string) bool {
 	return true
 }
 
-// problem is one of a file's problems and the last good pods it keeps.
+// problem is one of a file's problems and the last good objects it keeps.
 type problem struct {
 	err  error
-	kept []filePod
+	kept []fileObject
 }
 
-// merge returns a file's pods and problems after it was read into docs,
-// given its last good pods, old. Each good document gives its pod; a bad
-// one is a problem and keeps the last good pod of its namespace/name, if
-// the file had one. When a bad document's name cannot be read (e.g. a
-// YAML syntax error), every last good pod no document defines now is
-// kept: it may be that document's. Otherwise a pod whose document went
+// merge returns a file's objects and problems after it was read into
+// docs, given its last good objects, old. Each good document gives its
+// object; a bad one is a problem and keeps the last good object of its
+// kind and namespace/name (a pod when the kind cannot be read), if the
+// file had one. When a bad document's name cannot be read (e.g. a YAML
+// syntax error), every last good object no document defines now is kept:
+// it may be that document's. Otherwise an object whose document went
 // away is dropped.
-func merge(old []filePod, docs []manifest.Document) (pods []filePod, problems []problem) {
+func merge(old []fileObject, docs []manifest.Document) (objs []fileObject, problems []problem) {
 	multi := len(docs) > 1
-	oldByName := make(map[string]filePod, len(old))
-	for _, p := range old {
-		oldByName[p.pod.Namespace+"/"+p.pod.Name] = p
+	oldByKey := make(map[string]fileObject, len(old))
+	for _, o := range old {
+		oldByKey[o.key()] = o
 	}
 	defined := map[string]bool{}
 	var unnamed []int // problems of documents without a readable name
@@ -219,34 +278,39 @@ func merge(old []filePod, docs []manifest.Document) (pods []filePod, problems []
 			label = fmt.Sprintf("document %d (line %d)", d.Index, d.Line)
 		}
 		if d.Err == nil {
-			defined[d.Pod.Namespace+"/"+d.Pod.Name] = true
-			pods = append(pods, filePod{pod: d.Pod, fingerprint: fingerprint(d.Pod), doc: label})
+			o := newFileObject(d, label)
+			defined[o.key()] = true
+			objs = append(objs, o)
 			continue
 		}
 		pr := problem{err: d.Err}
+		kind := d.Kind
+		if kind != manifest.ConfigMapKind && kind != manifest.SecretKind {
+			kind = manifest.PodKind
+		}
 		if d.Name == "" {
 			unnamed = append(unnamed, len(problems))
-		} else if key := d.Namespace + "/" + d.Name; !defined[key] {
-			if p, ok := oldByName[key]; ok {
+		} else if key := kind + " " + d.Namespace + "/" + d.Name; !defined[key] {
+			if o, ok := oldByKey[key]; ok {
 				defined[key] = true
-				p.doc = label
-				pods = append(pods, p)
-				pr.kept = []filePod{p}
+				o.doc = label
+				objs = append(objs, o)
+				pr.kept = []fileObject{o}
 			}
 		}
 		problems = append(problems, pr)
 	}
 	if len(unnamed) > 0 {
-		var kept []filePod
-		for _, p := range old {
-			if !defined[p.pod.Namespace+"/"+p.pod.Name] {
-				kept = append(kept, p)
+		var kept []fileObject
+		for _, o := range old {
+			if !defined[o.key()] {
+				kept = append(kept, o)
 			}
 		}
-		pods = append(pods, kept...)
+		objs = append(objs, kept...)
 		problems[unnamed[0]].kept = kept
 	}
-	return pods, problems
+	return objs, problems
 }
 
 // setProblems records the file's current problems, logging each one that
@@ -261,18 +325,18 @@ func (s *scanner) setProblems(st *fileState, problems []problem) {
 		if st.logged[msg] {
 			continue
 		}
-		switch len(p.kept) {
-		case 0:
+		switch {
+		case len(p.kept) == 0:
 			s.log.Error("manifest rejected", zap.Error(p.err))
-		case 1:
+		case len(p.kept) == 1 && p.kept[0].pod != nil:
 			s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(p.err),
-				zap.String("pod", p.kept[0].pod.Namespace+"/"+p.kept[0].pod.Name), zap.String("uid", string(p.kept[0].pod.UID)))
+				zap.String("pod", p.kept[0].name()), zap.String("uid", string(p.kept[0].pod.UID)))
 		default:
 			names := make([]string, len(p.kept))
 			for i, k := range p.kept {
-				names[i] = k.pod.Namespace + "/" + k.pod.Name
+				names[i] = k.what()
 			}
-			s.log.Error("manifest rejected; its pods keep their last good spec", zap.Error(p.err), zap.Strings("pods", names))
+			s.log.Error("manifest rejected; what it defined keeps its last good version", zap.Error(p.err), zap.Strings("objects", names))
 		}
 	}
 	st.logged = logged
@@ -292,44 +356,55 @@ func (s *scanner) update() (u sources.Update, key string) {
 
 	u.Source = s.source
 	var k strings.Builder
-	byName := map[string]string{}   // namespace/name → where
-	byUID := map[types.UID]string{} // UID → where
+	byKey := map[string]string{}    // kind and namespace/name → where
+	byUID := map[types.UID]string{} // pod UID → where
 	conflicts := map[string]string{}
 	for _, name := range names {
 		st := s.files[name]
 		u.Problems = append(u.Problems, st.problems...)
-		for _, p := range st.pods {
+		for _, o := range st.objs {
 			where := s.path(name)
-			if p.doc != "" {
-				where += " (" + p.doc + ")"
+			if o.doc != "" {
+				where += " (" + o.doc + ")"
 			}
-			key := p.pod.Namespace + "/" + p.pod.Name
-			winner, clash := byName[key]
-			what := "pod " + key
-			if !clash {
-				if winner, clash = byUID[p.pod.UID]; clash {
-					what = "pod UID " + string(p.pod.UID)
+			winner, clash := byKey[o.key()]
+			what := o.what()
+			if !clash && o.pod != nil {
+				if winner, clash = byUID[o.pod.UID]; clash {
+					what = "pod UID " + string(o.pod.UID)
 				}
 			}
 			if clash {
 				var cause error
-				if p.doc == "" {
+				if o.doc == "" {
 					cause = fmt.Errorf("%s is also defined by %s, which comes first in name order and wins; this file is ignored", what, winner)
 				} else {
-					cause = fmt.Errorf("%s: %s is also defined by %s, which comes first in name and document order and wins; this document is ignored", p.doc, what, winner)
+					cause = fmt.Errorf("%s: %s is also defined by %s, which comes first in name and document order and wins; this document is ignored", o.doc, what, winner)
 				}
 				err := &manifest.FileError{Path: s.path(name), Err: cause}
 				u.Problems = append(u.Problems, err)
-				id := name + "\x00" + p.doc
+				id := name + "\x00" + o.doc
 				conflicts[id] = err.Error()
 				if s.conflicts[id] != err.Error() {
-					s.log.Warn("two manifests define the same pod", zap.Error(err))
+					msg := "two manifests define the same pod"
+					if o.pod == nil {
+						msg = "two manifests define the same " + o.kind()
+					}
+					s.log.Warn(msg, zap.Error(err))
 				}
 				continue
 			}
-			byName[key], byUID[p.pod.UID] = where, where
-			u.Pods = append(u.Pods, p.pod)
-			k.WriteString(p.fingerprint + "\n")
+			byKey[o.key()] = where
+			switch {
+			case o.pod != nil:
+				byUID[o.pod.UID] = where
+				u.Pods = append(u.Pods, o.pod)
+			case o.cm != nil:
+				u.ConfigMaps = append(u.ConfigMaps, o.cm)
+			case o.secret != nil:
+				u.Secrets = append(u.Secrets, o.secret)
+			}
+			k.WriteString(o.fingerprint + "\n")
 		}
 	}
 	s.conflicts = conflicts
@@ -369,11 +444,4 @@ func readManifest(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: file is over the %d-byte limit", manifest.ErrTooLarge, maxManifestBytes)
 	}
 	return data, nil
-}
-
-// fingerprint identifies a pod's UID and whole content.
-func fingerprint(pod *v1.Pod) string {
-	data, _ := json.Marshal(pod) // a v1.Pod always marshals
-	sum := sha256.Sum256(data)
-	return string(pod.UID) + "/" + hex.EncodeToString(sum[:])
 }
