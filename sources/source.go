@@ -27,6 +27,15 @@ type Update struct {
 	// Pods is the complete set, each pod with a non-empty UID, defaulted and
 	// validated. It is ignored when Err != nil.
 	Pods []*v1.Pod
+	// ConfigMaps and Secrets are the complete sets of the ConfigMaps and
+	// Secrets the source defines (e.g. documents of those kinds in a
+	// manifest file), each defaulted and validated, a Secret's stringData
+	// merged into its data, each in its own metadata.namespace, one per
+	// namespace/name. The node does not use them yet. Like Pods they
+	// belong to the receiver once sent; a Secret's data must never be
+	// logged. Ignored when Err != nil.
+	ConfigMaps []*v1.ConfigMap
+	Secrets    []*v1.Secret
 	// Problems are this round's per-item problems (e.g. a manifest that does
 	// not parse), one error per item, each naming the item and, where it
 	// can, the field. A problem item's last good pod, if it had one, is

@@ -60,6 +60,7 @@ type runFlags struct {
 	stopPods       bool
 	eventRelist    time.Duration
 	allowHostPath  bool
+	strict         bool
 	etcd           etcdFlags
 	nodeLease      time.Duration
 	maxRestarts    int
@@ -75,8 +76,9 @@ func newRunCmd() *cobra.Command {
 		Use:   "run",
 		Short: "Run the node agent on the static pods in --manifests",
 		Long: `Run the node agent. It reads Kubernetes v1.Pod manifests (YAML or JSON) from
-the *.yaml, *.yml and *.json files directly in --manifests, as the kubelet's
-static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
+every file directly in --manifests whose name does not start with a dot (editor,
+backup and package-manager artefacts such as *.bak and *.swp skipped), as the
+kubelet's static pods, and runs them as Docker containers. On SIGTERM or SIGINT it
 exits within 10 s and leaves the pods running; started again, it adopts them.
 
 With --etcd-endpoints the node is one of a fleet: it also runs the pods under
@@ -112,6 +114,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
+	fl.BoolVar(&f.strict, "strict-manifests", false, "refuse a manifest document with an unknown field (by default, as the kubelet, the field is ignored with a warning naming it)")
 	fl.BoolVar(&f.stopPods, "stop-pods-on-exit", false, "on SIGTERM/SIGINT, stop and remove every pod (each within its grace period) before exiting")
 	f.etcd.addFlags(fl, nil)
 	fl.DurationVar(&f.nodeLease, "node-lease-duration", fleet.DefaultLeaseDuration, "with --etcd-endpoints: TTL of the node's heartbeat lease (renewed every third of it; whole seconds, etcd's minimum is 2 s by default)")

@@ -30,7 +30,7 @@ func buildSources(f runFlags, log *zap.Logger, ec *clientv3.Client, keys etcdsou
 		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 			return nil, fmt.Errorf("--manifests %s: not a directory", abs)
 		}
-		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source")), dir.WithValidation(f.validation())))
+		srcs = append(srcs, dir.New(abs, f.nodeName, dir.WithLogger(log.Named("source")), dir.WithValidation(f.validation()), dir.WithStrictManifests(f.strict)))
 	}
 	if f.manifestURL != "" {
 		opts := []urlsource.Option{urlsource.WithPeriod(f.urlPeriod), urlsource.WithLogger(log.Named("source")), urlsource.WithValidation(f.validation())}

@@ -2,11 +2,9 @@ package manifest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // Manifest kind and apiVersion: a manifest must be a core/v1 Pod.
@@ -74,16 +71,17 @@ func toJSON(data []byte) (jsonData []byte, n int, err error) {
 	if utilyaml.IsJSONBuffer(data) {
 		return data, 1, nil
 	}
-	doc, n, err := yamlDocument(data)
-	if err != nil || n != 1 {
-		return nil, n, err
+	docs := splitYAML(data)
+	for _, d := range docs {
+		if d.err != nil {
+			return nil, len(docs), d.err
+		}
 	}
-	// YAMLToJSONStrict rejects duplicate keys. It reads the first document
-	// of its input, which yamlDocument made the one with content.
-	if jsonData, err = yaml.YAMLToJSONStrict(doc); err != nil {
-		return nil, n, yamlError(err)
+	if len(docs) != 1 {
+		return nil, len(docs), nil
 	}
-	return jsonData, 1, nil
+	jsonData, err = docs[0].toJSON()
+	return jsonData, 1, err
 }
 
 // checkObject returns ErrNotOneObject, explained, unless jsonData (valid
@@ -123,49 +121,97 @@ func decode(data []byte) (*v1.Pod, error) {
 	if isNull(jsonData) {
 		return nil, ErrEmpty
 	}
+	pod, _, err := decodeObject(jsonData, DecodeOptions{Strict: true})
+	return pod, err
+}
+
+// decodeObject decodes one document, JSON that is not null, as a Pod:
+// its kind and apiVersion checked, then its fields. With opts.Strict an
+// unknown field is an error; otherwise it is a warning naming it, and
+// ignored. A duplicated field is an error either way: which of its values
+// counts would change what runs.
+func decodeObject(jsonData []byte, opts DecodeOptions) (*v1.Pod, []string, error) {
+	tm, err := decodeTypeMeta(jsonData, PodKind)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkTypeMeta(tm); err != nil {
+		return nil, nil, err
+	}
+	return decodePod(jsonData, opts)
+}
+
+// decodeTypeMeta reads the kind and apiVersion of a document (JSON, not
+// null) that should be an object of kind want.
+func decodeTypeMeta(jsonData []byte, want string) (metav1.TypeMeta, error) {
 	// A syntax error (JSON only: converted YAML is well-formed) is found
 	// here, before the root is looked at.
 	var tm metav1.TypeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(jsonData, &tm); err != nil {
-		if isSyntax, _ := sigsjson.SyntaxErrorOffset(err); isSyntax || checkObject(jsonData, PodKind) == nil {
-			return nil, wantPod(decodeError(jsonData, reflect.TypeFor[metav1.TypeMeta](), nil, err))
+		if isSyntax, _ := sigsjson.SyntaxErrorOffset(err); isSyntax || checkObject(jsonData, want) == nil {
+			err := decodeError(jsonData, reflect.TypeFor[metav1.TypeMeta](), nil, err)
+			if errIsSyntax(err) {
+				err = fmt.Errorf("invalid manifest: want one %s object: %w", want, err)
+			}
+			return tm, err
 		}
 	}
-	if err := checkObject(jsonData, PodKind); err != nil {
-		return nil, err
-	}
-	if err := checkTypeMeta(tm); err != nil {
-		return nil, err
-	}
-
-	pod := &v1.Pod{}
-	strictErrs, err := sigsjson.UnmarshalStrict(jsonData, pod)
-	if err != nil {
-		return nil, decodeError(jsonData, reflect.TypeFor[v1.Pod](), nil, err)
-	}
-	if len(strictErrs) > 0 {
-		return nil, aggregate(strictErrs)
-	}
-	return pod, nil
+	return tm, checkObject(jsonData, want)
 }
 
-// wantPod puts a syntax error in context; other errors name their field.
-func wantPod(err error) error {
-	if errIsSyntax(err) {
-		return fmt.Errorf("invalid manifest: want one Pod object: %w", err)
+// decodePod decodes a Pod's fields (see decodeObject).
+func decodePod(jsonData []byte, opts DecodeOptions) (*v1.Pod, []string, error) {
+	pod := &v1.Pod{}
+	warnings, err := decodeInto(jsonData, pod, opts)
+	if err != nil {
+		return nil, nil, err
 	}
-	return err
+	return pod, warnings, nil
+}
+
+// decodeInto decodes an object's fields into obj, a pointer to a zero
+// value (see decodeObject).
+func decodeInto[T any](jsonData []byte, obj *T, opts DecodeOptions) ([]string, error) {
+	if opts.Strict {
+		strictErrs, err := sigsjson.UnmarshalStrict(jsonData, obj)
+		if err != nil {
+			return nil, decodeError(jsonData, reflect.TypeFor[T](), nil, err)
+		}
+		if len(strictErrs) > 0 {
+			return nil, aggregate(strictErrs)
+		}
+		return nil, nil
+	}
+	dupErrs, err := sigsjson.UnmarshalStrict(jsonData, obj, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, decodeError(jsonData, reflect.TypeFor[T](), nil, err)
+	}
+	if len(dupErrs) > 0 {
+		return nil, aggregate(dupErrs)
+	}
+	unknown, _ := sigsjson.UnmarshalStrict(jsonData, new(T), sigsjson.DisallowUnknownFields) // decoded once already
+	var warnings []string
+	for _, e := range unknown {
+		warnings = append(warnings, e.Error()+": ignored (--strict-manifests refuses it)")
+	}
+	return warnings, nil
 }
 
 // checkTypeMeta requires kind Pod and apiVersion v1.
 func checkTypeMeta(tm metav1.TypeMeta) error {
+	return checkTypeMetaOf(tm, PodKind)
+}
+
+// checkTypeMetaOf requires one of kinds and apiVersion v1 (the version
+// of Pod, ConfigMap and Secret).
+func checkTypeMetaOf(tm metav1.TypeMeta, kinds ...string) error {
 	var errs field.ErrorList
-	switch tm.Kind {
-	case PodKind:
-	case "":
-		errs = append(errs, field.Required(field.NewPath("kind"), "want "+PodKind))
+	switch {
+	case slices.Contains(kinds, tm.Kind):
+	case tm.Kind == "":
+		errs = append(errs, field.Required(field.NewPath("kind"), "want "+strings.Join(kinds, ", ")))
 	default:
-		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, []string{PodKind}))
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, kinds))
 	}
 	switch tm.APIVersion {
 	case PodAPIVersion:
@@ -176,118 +222,3 @@ func checkTypeMeta(tm metav1.TypeMeta) error {
 	}
 	return aggregateFields(errs)
 }
-
-// yamlDocument splits a YAML stream into documents, as kubectl does: a
-// line starting with "---" (followed by nothing but a comment) separates
-// them, and so does a document end marker ("..."), after which YAML starts
-// a new document too. n is the number of documents with content (see
-// hasContent). When n is 1, doc is data with the other documents and the
-// separators before the one with content blanked out (line breaks kept, so
-// that the parser's line numbers are data's; the separator just before it
-// and any directive such as "%YAML 1.2" are kept, for the parser to judge).
-func yamlDocument(data []byte) (doc []byte, n int, err error) {
-	// A document's lines, by byte offsets, and the offset of the "---"
-	// line that opened it (-1: the stream's start or a "...").
-	type span struct{ start, end, sep int }
-	var (
-		content, cur = span{sep: -1}, span{sep: -1}
-		curHas       bool
-		off, lineNo  int
-	)
-	closeDoc := func(end int) {
-		cur.end = end
-		if curHas {
-			n++
-			content = cur
-		}
-		curHas = false
-	}
-	for line := range bytes.Lines(data) {
-		lineNo++
-		start := off
-		off += len(line)
-		switch {
-		case bytes.HasPrefix(line, []byte("---")):
-			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
-				return nil, 0, &SyntaxError{Format: "YAML", Line: lineNo, Err: fmt.Errorf(
-					"invalid YAML: line %d: only a comment may follow a document separator (---), not %q", lineNo, clip(string(rest), 40))}
-			}
-			closeDoc(start)
-			cur = span{start: off, sep: start}
-		case isDocumentEnd(line):
-			closeDoc(start)
-			cur = span{start: off, sep: -1}
-		case !curHas && hasContent(line):
-			curHas = true
-		}
-	}
-	closeDoc(off)
-	if n != 1 {
-		return nil, n, nil
-	}
-	from := content.start
-	if content.sep >= 0 {
-		from = content.sep
-		// Directives belong to the document after the separator.
-		for from > 0 {
-			prev := bytes.LastIndexByte(data[:from-1], '\n') + 1
-			if data[prev] != '%' {
-				break
-			}
-			from = prev
-		}
-	}
-	doc = make([]byte, 0, content.end)
-	doc = append(doc, bytes.Repeat([]byte{'\n'}, bytes.Count(data[:from], []byte{'\n'}))...)
-	return append(doc, data[from:content.end]...), 1, nil
-}
-
-// isDocumentEnd reports whether line is a document end marker: "..."
-// followed by the line's end or a blank, then nothing but a comment
-// ("...#" and "...:" are plain scalars).
-func isDocumentEnd(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte("..."))
-	if !ok {
-		return false
-	}
-	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' && rest[0] != '\n' {
-		return false
-	}
-	rest = bytes.TrimSpace(rest)
-	return len(rest) == 0 || rest[0] == '#'
-}
-
-// hasContent reports whether a line of a YAML document is neither blank,
-// a comment, nor a directive ("%YAML 1.2", which belongs to the document
-// after the next "---").
-func hasContent(line []byte) bool {
-	if len(line) > 0 && line[0] == '%' {
-		return false
-	}
-	t := bytes.TrimSpace(line)
-	return len(t) > 0 && t[0] != '#'
-}
-
-// yamlError is the *SyntaxError for a YAML parser error (nil for nil),
-// its message on one line (the parser lists several problems on separate
-// lines) and cut to maxErrorBytes. Its Line is the first line the message
-// names ("yaml: line 3: ..."), 0 if none.
-func yamlError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var parts []string
-	for line := range strings.Lines(err.Error()) {
-		if line = strings.TrimSpace(line); line != "" {
-			parts = append(parts, line)
-		}
-	}
-	msg := clip("invalid YAML: "+strings.Join(parts, " "), maxErrorBytes)
-	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-	}
-	return &SyntaxError{Format: "YAML", Line: line, Err: errors.New(msg)}
-}
-
-var yamlLineRE = regexp.MustCompile(`\bline (\d+)\b`)

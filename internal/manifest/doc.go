@@ -9,11 +9,15 @@
 //	Validate      Kubernetes-style checks plus actorlet's support table
 //	StaticPodUID  a stable identity for a pod read from a file
 //
-// LoadFile runs all of them for one file. Every error names the offending
+// LoadFile runs all of them for one file of one pod, decoded strictly.
+// DecodeDocuments and LoadFileDocuments read a file as the kubelet's file
+// source does and more: it may hold several documents ("---"), each a
+// pod, an error in one sparing the others, and an unknown field is a
+// warning naming it unless DecodeOptions.Strict (--strict-manifests). Every error names the offending
 // field by its path (e.g. "spec.containers[0].image: Required value",
 // `spec.containers[0].resources.limits[cpu]: Invalid value: "1x": ...`),
 // or, for a manifest that is not well-formed YAML or JSON, the line where
-// it breaks; LoadFile's errors also name the file (see errors.go). A
+// it breaks (never a Go type: see yamlerror.go); LoadFile's errors also name the file (see errors.go). A
 // manifest is at most MaxManifestBytes (1 MiB).
 //
 // Which pod fields actorlet honours, ignores with a warning, or rejects is

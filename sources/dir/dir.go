@@ -1,20 +1,33 @@
-// Package dir is the static-pod directory source: every *.yaml, *.yml and
-// *.json file directly in one directory is one pod, as with the kubelet's
-// --pod-manifest-path.
+// Package dir is the static-pod directory source: every regular file
+// directly in one directory whose name does not start with a dot is read
+// as a manifest, whatever its extension (*.yaml, *.json, GCE's *.manifest),
+// as with the kubelet's --pod-manifest-path.
 //
 // The directory is watched (fsnotify), so a change is seen within about the
 // debounce delay (100 ms by default), and re-read in full every rescan
-// period (20 s) as a safety net. Dotfiles, editor files (name~, *.swp,
-// #name#, 4913, *.tmp), other extensions, subdirectories and anything but
-// regular files (symlinks to them count) are ignored.
+// period (20 s) as a safety net. Skipped, and logged once each with why
+// (not on every rescan): dotfiles; the artefacts editors, backups, package
+// managers and atomic writers leave next to a manifest (name~, *.swp,
+// *.swo, *.swx, #name#, vim's 4913, *.bak, *.orig, *.old, *.rej, *.save,
+// *.part, *.dpkg-*, *.ucf-*, *.rpmnew, *.rpmsave, *.rpmorig, *.tmp and
+// *.tmp.XXXX, sed -i's sedXXXXXX: see skipReason), which would otherwise
+// run a stale copy as a second pod; subdirectories and anything but
+// regular files (symlinks to them count).
 //
-// A file that fails to parse or validate, or is over
-// manifest.MaxManifestBytes (1 MiB), is one Problem in the update,
-// naming the file and the field, logged once (not on every rescan while it
-// stays the same); the pod it last defined keeps its last good spec until
-// the file is fixed or removed, and the other files are unaffected. When
-// two files define the same namespace/name (or UID), the first in name
-// order wins and the other is a Problem, warned about once.
+// A file may hold several YAML documents ("---"), each a Pod, a ConfigMap
+// or a Secret (see manifest.LoadFileDocuments); ConfigMaps and Secrets go
+// into the update's ConfigMaps and Secrets, one per kind and
+// namespace/name as pods, and no Secret value is ever logged. An unknown field is a warning naming it,
+// logged once per edit, unless WithStrictManifests. A file or document
+// that fails to parse or validate, or a file over
+// manifest.MaxManifestBytes (1 MiB), is one Problem in the update, naming
+// the file, the document (in a file of several) and the field or line,
+// logged once (not on every rescan while it stays the same); the pod it
+// last defined keeps its last good spec until it is fixed or removed, and
+// the other documents and files are unaffected. When two files or
+// documents define the same namespace/name (or UID), the first in file
+// name order, then document order, wins and the other is a Problem,
+// warned about once.
 // When the directory itself cannot be read (or does not exist yet) the
 // update carries Err, the node keeps the last set, and the source retries
 // on every rescan and whenever the directory appears.
@@ -42,6 +55,7 @@ type Source struct {
 	debounce time.Duration
 	log      *zap.Logger
 	validate manifest.ValidationOptions
+	strict   bool
 }
 
 var _ sources.Source = (*Source)(nil)
@@ -79,7 +93,7 @@ func (s *Source) Name() string { return "file:" + s.dir }
 // on rescans.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
-	sc.validate = s.validate
+	sc.validate, sc.strict = s.validate, s.strict
 	w := newWatch(s.dir, s.log)
 	defer w.close()
 

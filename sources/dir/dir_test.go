@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/actorlet/actorlet/sources"
 )
 
@@ -75,10 +77,36 @@ func TestRunIgnoresEditorFiles(t *testing.T) {
 	}
 }
 
+// TestRunManifestAndBackup: a GCE-style *.manifest is run, and the .bak
+// an operator leaves next to it is not run as a second pod, whether it is
+// there from the start or appears later; the skip is logged once.
+func TestRunManifestAndBackup(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "kube-apiserver.manifest", podYAML("kube-apiserver", "apiserver:2"))
+	write(t, dir, "kube-apiserver.manifest.bak", podYAML("kube-apiserver-old", "apiserver:1"))
+	r := start(t, dir)
+	r.waitFor(t, slack, "the .manifest's pod alone", hasPods("default/kube-apiserver=apiserver:2"))
+
+	write(t, dir, "etcd.yaml.bak", podYAML("etcd-old", "etcd:1"))
+	write(t, dir, "etcd.manifest", podYAML("etcd", "etcd:2"))
+	u := r.waitFor(t, seenWithin, "the second pod", func(u sources.Update) bool { return len(u.Pods) > 1 })
+	if !hasPods("default/etcd=etcd:2", "default/kube-apiserver=apiserver:2")(u) || len(u.Problems) != 0 {
+		t.Errorf("update = %s, want the two .manifest pods and no problem", describe(u))
+	}
+	skips := r.logs.FilterMessage("file in the manifest directory skipped")
+	for _, name := range []string{"kube-apiserver.manifest.bak", "etcd.yaml.bak"} {
+		if n := skips.FilterField(zap.String("file", filepath.Join(dir, name))).Len(); n != 1 {
+			t.Errorf("%s: skip logged %d times, want 1", name, n)
+		}
+	}
+}
+
+// TestRunBrokenEditKeepsLastGoodPod, with --strict-manifests, so that an
+// unknown field breaks the file as it did before lenient decoding.
 func TestRunBrokenEditKeepsLastGoodPod(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podYAML("web", "nginx:1.25"))
-	r := start(t, dir)
+	r := start(t, dir, WithStrictManifests(true))
 	first := r.waitFor(t, slack, "the pod", hasPods("default/web=nginx:1.25"))
 
 	write(t, dir, "web.yaml", strings.Replace(podYAML("web", "nginx:1.26"), "kind: Pod", "kind: Pod\nspec2: {}", 1))

@@ -60,3 +60,11 @@ func WithLogger(l *zap.Logger) Option {
 func WithValidation(v sources.Validation) Option {
 	return func(s *Source) { s.validate = manifest.ValidationOptions(v) }
 }
+
+// WithStrictManifests makes an unknown field in a manifest an error that
+// refuses its document, as the API server's strict decoding
+// (--strict-manifests). By default it is a warning naming the field, and
+// the field is ignored, as the kubelet ignores it.
+func WithStrictManifests(strict bool) Option {
+	return func(s *Source) { s.strict = strict }
+}

@@ -30,12 +30,79 @@ const maxManifestBytes = manifest.MaxManifestBytes
 
 // fileState is what the scanner remembers about one manifest file.
 type fileState struct {
-	data []byte  // content last read; nil after a read error
-	pod  *v1.Pod // last good pod read from the file; nil if none yet
-	// fingerprint identifies pod's UID and full content, to see changes.
+	data []byte // content last read; nil after a read error
+	// objs are the file's last good objects (pods, ConfigMaps, Secrets),
+	// in document order.
+	objs []fileObject
+	// problems are the file's current problems; nil when data is good.
+	problems []error
+	logged   map[string]bool // the problems last logged, to log each one once
+}
+
+// fileObject is an object read from one document of a file: one of pod,
+// cm and secret is set.
+type fileObject struct {
+	pod    *v1.Pod
+	cm     *v1.ConfigMap
+	secret *v1.Secret
+	// fingerprint identifies the object's kind, name (a pod's UID) and
+	// full content, to see changes.
 	fingerprint string
-	problem     error  // the file's current problem; nil when data is good
-	logged      string // the problem last logged, to log each one once
+	// doc names the document in a file of several ("document 2 (line
+	// 14)"); "" in a file of one.
+	doc string
+}
+
+func newFileObject(d manifest.Document, doc string) fileObject {
+	o := fileObject{pod: d.Pod, cm: d.ConfigMap, secret: d.Secret, doc: doc}
+	var obj any = d.Pod
+	id := ""
+	switch {
+	case d.Pod != nil:
+		id = string(d.Pod.UID)
+	case d.ConfigMap != nil:
+		obj, id = d.ConfigMap, o.key()
+	case d.Secret != nil:
+		obj, id = d.Secret, o.key()
+	}
+	data, _ := json.Marshal(obj) // API objects always marshal
+	sum := sha256.Sum256(data)
+	o.fingerprint = id + "/" + hex.EncodeToString(sum[:])
+	return o
+}
+
+// kind is the object's kind.
+func (o fileObject) kind() string {
+	switch {
+	case o.cm != nil:
+		return manifest.ConfigMapKind
+	case o.secret != nil:
+		return manifest.SecretKind
+	}
+	return manifest.PodKind
+}
+
+// name is the object's namespace/name.
+func (o fileObject) name() string {
+	switch {
+	case o.cm != nil:
+		return o.cm.Namespace + "/" + o.cm.Name
+	case o.secret != nil:
+		return o.secret.Namespace + "/" + o.secret.Name
+	}
+	return o.pod.Namespace + "/" + o.pod.Name
+}
+
+// key identifies the object among a source's: its kind and namespace/name.
+func (o fileObject) key() string { return o.kind() + " " + o.name() }
+
+// what names the object in messages: "pod default/web", "ConfigMap
+// default/conf".
+func (o fileObject) what() string {
+	if o.pod != nil {
+		return "pod " + o.name()
+	}
+	return o.key()
 }
 
 // scanner reads the directory and turns it into updates. It is used by one
@@ -44,9 +111,11 @@ type scanner struct {
 	dir, source, node string
 	log               *zap.Logger
 	validate          manifest.ValidationOptions
+	strict            bool // unknown fields are errors (--strict-manifests)
 
 	files     map[string]*fileState // by file name
-	conflicts map[string]string     // losing file name → conflict message last logged
+	conflicts map[string]string     // losing file name and document → conflict message last logged
+	skipped   map[string]string     // entry skipped → why, logged once while it stays
 
 	sent    bool   // an update has been sent
 	failed  bool   // the last scan could not read the directory
@@ -57,7 +126,7 @@ type scanner struct {
 func newScanner(dir, source, node string, log *zap.Logger) *scanner {
 	return &scanner{
 		dir: dir, source: source, node: node, log: log,
-		files: map[string]*fileState{}, conflicts: map[string]string{},
+		files: map[string]*fileState{}, conflicts: map[string]string{}, skipped: map[string]string{},
 	}
 }
 
@@ -82,10 +151,15 @@ func (s *scanner) scan() (sources.Update, bool) {
 	}
 	s.failed, s.lastErr = false, ""
 
-	seen := map[string]bool{}
+	seen, skipped := map[string]bool{}, map[string]string{}
 	for _, e := range entries {
 		name := e.Name()
-		if !isManifestName(name) || !s.isFile(e) {
+		why := skipReason(name)
+		if why == "" && !s.isFile(e) {
+			why = "not a regular file (a directory, FIFO, socket or device, or a link to one)"
+		}
+		if why != "" {
+			skipped[name] = why
 			continue
 		}
 		if s.read(name) {
@@ -98,11 +172,28 @@ func (s *scanner) scan() (sources.Update, bool) {
 			delete(s.files, name)
 		}
 	}
+	s.logSkipped(skipped)
 
 	u, key := s.update()
 	send := !s.sent || recovered || key != s.lastKey
 	s.sent, s.lastKey = true, key
 	return u, send
+}
+
+// logSkipped logs each entry skipped, once while it stays: the directory
+// is re-read every rescan period.
+func (s *scanner) logSkipped(skipped map[string]string) {
+	names := make([]string, 0, len(skipped))
+	for name := range skipped {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if why := skipped[name]; s.skipped[name] != why {
+			s.log.Info("file in the manifest directory skipped", zap.String("file", s.path(name)), zap.String("why", why))
+		}
+	}
+	s.skipped = skipped
 }
 
 // isFile reports whether entry is a regular file or a symlink to one.
@@ -133,48 +224,129 @@ func (s *scanner) read(name string) bool {
 		return false
 	case err != nil:
 		st.data = nil
-		s.setProblem(name, st, &manifest.FileError{Path: path, Err: err})
+		s.setProblems(st, []problem{{err: &manifest.FileError{Path: path, Err: err}, kept: st.objs}})
 	case st.data != nil && bytes.Equal(data, st.data):
-		// Unchanged: keep the pod or the problem, log nothing.
+		// Unchanged: keep the pods and the problems, log nothing.
 	default:
 		st.data = data
-		pod, warnings, err := manifest.LoadFileWith(s.validate, s.node, path, data)
+		docs, err := manifest.LoadFileDocuments(manifest.LoadOptions{Validation: s.validate, Strict: s.strict}, s.node, path, data)
 		if err != nil {
-			s.setProblem(name, st, err)
+			s.setProblems(st, []problem{{err: err, kept: st.objs}})
 			break
 		}
-		if st.problem != nil {
+		objs, problems := merge(st.objs, docs)
+		if len(st.problems) > 0 && len(problems) == 0 {
 			s.log.Info("manifest fixed", zap.String("file", path))
 		}
-		st.pod, st.fingerprint, st.problem, st.logged = pod, fingerprint(pod), nil, ""
-		for _, w := range warnings {
-			s.log.Warn("manifest field ignored", zap.String("file", path), zap.String("warning", w))
+		st.objs = objs
+		s.setProblems(st, problems)
+		for _, d := range docs {
+			for _, w := range d.Warnings {
+				s.log.Warn("manifest field ignored", zap.String("file", path), zap.String("warning", w))
+			}
 		}
 	}
 	s.files[name] = st
 	return true
 }
 
-// setProblem records the file's current problem, logging it unless it is
-// the one already logged.
-func (s *scanner) setProblem(name string, st *fileState, err error) {
-	st.problem = err
-	if st.logged == err.Error() {
-		return
-	}
-	st.logged = err.Error()
-	if st.pod != nil {
-		s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(err),
-			zap.String("pod", st.pod.Namespace+"/"+st.pod.Name), zap.String("uid", string(st.pod.UID)))
-	} else {
-		s.log.Error("manifest rejected", zap.Error(err))
-	}
+// problem is one of a file's problems and the last good objects it keeps.
+type problem struct {
+	err  error
+	kept []fileObject
 }
 
-// update assembles the current set. Files are taken in name order; when two
-// define the same namespace/name (or UID), the first keeps it and the other
-// is a problem, warned about once. key summarises the update's pods and
-// problems, to send only changes.
+// merge returns a file's objects and problems after it was read into
+// docs, given its last good objects, old. Each good document gives its
+// object; a bad one is a problem and keeps the last good object of its
+// kind and namespace/name (a pod when the kind cannot be read), if the
+// file had one. When a bad document's name cannot be read (e.g. a YAML
+// syntax error), every last good object no document defines now is kept:
+// it may be that document's. Otherwise an object whose document went
+// away is dropped.
+func merge(old []fileObject, docs []manifest.Document) (objs []fileObject, problems []problem) {
+	multi := len(docs) > 1
+	oldByKey := make(map[string]fileObject, len(old))
+	for _, o := range old {
+		oldByKey[o.key()] = o
+	}
+	defined := map[string]bool{}
+	var unnamed []int // problems of documents without a readable name
+	for _, d := range docs {
+		label := ""
+		if multi {
+			label = fmt.Sprintf("document %d (line %d)", d.Index, d.Line)
+		}
+		if d.Err == nil {
+			o := newFileObject(d, label)
+			defined[o.key()] = true
+			objs = append(objs, o)
+			continue
+		}
+		pr := problem{err: d.Err}
+		kind := d.Kind
+		if kind != manifest.ConfigMapKind && kind != manifest.SecretKind {
+			kind = manifest.PodKind
+		}
+		if d.Name == "" {
+			unnamed = append(unnamed, len(problems))
+		} else if key := kind + " " + d.Namespace + "/" + d.Name; !defined[key] {
+			if o, ok := oldByKey[key]; ok {
+				defined[key] = true
+				o.doc = label
+				objs = append(objs, o)
+				pr.kept = []fileObject{o}
+			}
+		}
+		problems = append(problems, pr)
+	}
+	if len(unnamed) > 0 {
+		var kept []fileObject
+		for _, o := range old {
+			if !defined[o.key()] {
+				kept = append(kept, o)
+			}
+		}
+		objs = append(objs, kept...)
+		problems[unnamed[0]].kept = kept
+	}
+	return objs, problems
+}
+
+// setProblems records the file's current problems, logging each one that
+// was not already logged.
+func (s *scanner) setProblems(st *fileState, problems []problem) {
+	st.problems = st.problems[:0:0]
+	logged := make(map[string]bool, len(problems))
+	for _, p := range problems {
+		st.problems = append(st.problems, p.err)
+		msg := p.err.Error()
+		logged[msg] = true
+		if st.logged[msg] {
+			continue
+		}
+		switch {
+		case len(p.kept) == 0:
+			s.log.Error("manifest rejected", zap.Error(p.err))
+		case len(p.kept) == 1 && p.kept[0].pod != nil:
+			s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(p.err),
+				zap.String("pod", p.kept[0].name()), zap.String("uid", string(p.kept[0].pod.UID)))
+		default:
+			names := make([]string, len(p.kept))
+			for i, k := range p.kept {
+				names[i] = k.what()
+			}
+			s.log.Error("manifest rejected; what it defined keeps its last good version", zap.Error(p.err), zap.Strings("objects", names))
+		}
+	}
+	st.logged = logged
+}
+
+// update assembles the current set. Files are taken in name order, and a
+// file's pods in document order; when two define the same namespace/name
+// (or UID), the first keeps it and the other is a problem, warned about
+// once. key summarises the update's pods and problems, to send only
+// changes.
 func (s *scanner) update() (u sources.Update, key string) {
 	names := make([]string, 0, len(s.files))
 	for name := range s.files {
@@ -184,38 +356,56 @@ func (s *scanner) update() (u sources.Update, key string) {
 
 	u.Source = s.source
 	var k strings.Builder
-	byName := map[string]string{}   // namespace/name → file
-	byUID := map[types.UID]string{} // UID → file
+	byKey := map[string]string{}    // kind and namespace/name → where
+	byUID := map[types.UID]string{} // pod UID → where
 	conflicts := map[string]string{}
 	for _, name := range names {
 		st := s.files[name]
-		if st.problem != nil {
-			u.Problems = append(u.Problems, st.problem)
-		}
-		if st.pod == nil {
-			continue
-		}
-		key := st.pod.Namespace + "/" + st.pod.Name
-		winner, clash := byName[key]
-		what := "pod " + key
-		if !clash {
-			if winner, clash = byUID[st.pod.UID]; clash {
-				what = "pod UID " + string(st.pod.UID)
+		u.Problems = append(u.Problems, st.problems...)
+		for _, o := range st.objs {
+			where := s.path(name)
+			if o.doc != "" {
+				where += " (" + o.doc + ")"
 			}
-		}
-		if clash {
-			err := &manifest.FileError{Path: s.path(name), Err: fmt.Errorf(
-				"%s is also defined by %s, which comes first in name order and wins; this file is ignored", what, s.path(winner))}
-			u.Problems = append(u.Problems, err)
-			conflicts[name] = err.Error()
-			if s.conflicts[name] != err.Error() {
-				s.log.Warn("two manifests define the same pod", zap.Error(err))
+			winner, clash := byKey[o.key()]
+			what := o.what()
+			if !clash && o.pod != nil {
+				if winner, clash = byUID[o.pod.UID]; clash {
+					what = "pod UID " + string(o.pod.UID)
+				}
 			}
-			continue
+			if clash {
+				var cause error
+				if o.doc == "" {
+					cause = fmt.Errorf("%s is also defined by %s, which comes first in name order and wins; this file is ignored", what, winner)
+				} else {
+					cause = fmt.Errorf("%s: %s is also defined by %s, which comes first in name and document order and wins; this document is ignored", o.doc, what, winner)
+				}
+				err := &manifest.FileError{Path: s.path(name), Err: cause}
+				u.Problems = append(u.Problems, err)
+				id := name + "\x00" + o.doc
+				conflicts[id] = err.Error()
+				if s.conflicts[id] != err.Error() {
+					msg := "two manifests define the same pod"
+					if o.pod == nil {
+						msg = "two manifests define the same " + o.kind()
+					}
+					s.log.Warn(msg, zap.Error(err))
+				}
+				continue
+			}
+			byKey[o.key()] = where
+			switch {
+			case o.pod != nil:
+				byUID[o.pod.UID] = where
+				u.Pods = append(u.Pods, o.pod)
+			case o.cm != nil:
+				u.ConfigMaps = append(u.ConfigMaps, o.cm)
+			case o.secret != nil:
+				u.Secrets = append(u.Secrets, o.secret)
+			}
+			k.WriteString(o.fingerprint + "\n")
 		}
-		byName[key], byUID[st.pod.UID] = name, name
-		u.Pods = append(u.Pods, st.pod)
-		k.WriteString(st.fingerprint + "\n")
 	}
 	s.conflicts = conflicts
 	k.WriteString("problems:\n")
@@ -254,11 +444,4 @@ func readManifest(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: file is over the %d-byte limit", manifest.ErrTooLarge, maxManifestBytes)
 	}
 	return data, nil
-}
-
-// fingerprint identifies a pod's UID and whole content.
-func fingerprint(pod *v1.Pod) string {
-	data, _ := json.Marshal(pod) // a v1.Pod always marshals
-	sum := sha256.Sum256(data)
-	return string(pod.UID) + "/" + hex.EncodeToString(sum[:])
 }

@@ -71,10 +71,19 @@ func TestScanFirstAndUnchanged(t *testing.T) {
 	}
 }
 
+// TestScanIgnores: every regular file is read, whatever its extension
+// (GCE's *.manifest), but dotfiles, the artefacts of editors, backups,
+// package managers and atomic writers, and subdirectories; each skipped
+// entry is logged once with why, not on every rescan, and again only
+// after it went away and came back.
 func TestScanIgnores(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "web.yaml", podYAML("web", "nginx"))
-	for i, name := range []string{".hidden.yaml", "web.yaml~", ".web.yaml.swp", "web.yaml.swp", "#web.yaml#", "4913", "web.yaml.tmp", "README.md"} {
+	write(t, dir, "kube-apiserver.manifest", podYAML("kube-apiserver", "apiserver"))
+	write(t, dir, "etcd", podYAML("etcd", "etcd"))
+	skippedNames := []string{".hidden.yaml", "web.yaml~", ".web.yaml.swp", "web.yaml.swp", "web.yaml.swx", "#web.yaml#", "4913",
+		"web.yaml.tmp", "kube-apiserver.manifest.bak", "web.yaml.orig", "web.yaml.dpkg-old", "web.yaml.rpmnew", "web.yaml.rpmsave", "sedAb12Cd"}
+	for i, name := range skippedNames {
 		write(t, dir, name, podYAML("ignored"+string(rune('a'+i)), "nginx"))
 	}
 	for _, sub := range []string{"sub", "sub.yaml"} {
@@ -84,11 +93,65 @@ func TestScanIgnores(t *testing.T) {
 		write(t, filepath.Join(dir, sub), "inner.yaml", podYAML("inner-"+strings.TrimSuffix(sub, ".yaml"), "nginx"))
 	}
 
-	s, _ := newTestScanner(dir)
+	s, logs := newTestScanner(dir)
 	u := mustScan(t, s, true)
-	wantPods(t, u, "default/web=nginx")
+	wantPods(t, u, "default/etcd=etcd", "default/kube-apiserver=apiserver", "default/web=nginx")
 	if len(u.Problems) != 0 {
 		t.Errorf("problems = %v, want none", u.Problems)
+	}
+	const msg = "file in the manifest directory skipped"
+	logged := map[string]string{}
+	for _, e := range logs.FilterMessage(msg).All() {
+		file, _ := e.ContextMap()["file"].(string)
+		why, _ := e.ContextMap()["why"].(string)
+		if _, dup := logged[file]; dup {
+			t.Errorf("%s logged twice", file)
+		}
+		logged[file] = why
+	}
+	for _, name := range append(skippedNames, "sub", "sub.yaml") {
+		if logged[filepath.Join(dir, name)] == "" {
+			t.Errorf("%s: skipped without a log saying why (logged: %v)", name, logged)
+		}
+	}
+	if why := logged[filepath.Join(dir, "kube-apiserver.manifest.bak")]; why != "a backup (*.bak)" {
+		t.Errorf("the .bak's reason = %q", why)
+	}
+	if why := logged[filepath.Join(dir, "sub")]; !strings.HasPrefix(why, "not a regular file") {
+		t.Errorf("the subdirectory's reason = %q", why)
+	}
+	if n := len(logged); n != len(skippedNames)+2 {
+		t.Errorf("%d skipped entries logged, want %d: %v", n, len(skippedNames)+2, logged)
+	}
+
+	// Rescans log nothing again; a skipped file that goes and comes back
+	// is logged again.
+	total := countLogs(logs, msg)
+	mustScan(t, s, false)
+	mustScan(t, s, false)
+	if n := countLogs(logs, msg); n != total {
+		t.Errorf("rescans logged %d more skips, want none", n-total)
+	}
+	remove(t, filepath.Join(dir, "web.yaml.orig"))
+	mustScan(t, s, false)
+	write(t, dir, "web.yaml.orig", podYAML("web", "nginx"))
+	mustScan(t, s, false)
+	if n := countLogs(logs, msg); n != total+1 {
+		t.Errorf("a skipped file back: %d more logs, want 1", n-total)
+	}
+}
+
+// TestScanReadsAnyName: a file that is not a pod, whatever its name, is
+// read and reported as the kubelet does, naming the file (it used to be
+// skipped without a word when its extension was not .yaml, .yml or .json).
+func TestScanReadsAnyName(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "README.md", "# Static pods\n\nPut pods here.\n")
+	s, _ := newTestScanner(dir)
+	u := mustScan(t, s, true)
+	wantPods(t, u)
+	if len(u.Problems) != 1 || !strings.HasPrefix(u.Problems[0].Error(), "manifest "+filepath.Join(dir, "README.md")+": ") {
+		t.Errorf("problems = %v, want one naming README.md", u.Problems)
 	}
 }
 
@@ -171,6 +234,7 @@ func TestScanBrokenNewFile(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "bad.json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"containerz": []}}`)
 	s, logs := newTestScanner(dir)
+	s.strict = true // --strict-manifests: the unknown field is the error (lenient, the missing containers are)
 	u := mustScan(t, s, true)
 	wantPods(t, u)
 	if len(u.Problems) != 1 || !strings.Contains(u.Problems[0].Error(), filepath.Join(dir, "bad.json")) ||

@@ -74,7 +74,7 @@ func (wt *watch) relevant(ev fsnotify.Event) bool {
 		}
 		return true
 	}
-	return filepath.Dir(name) == wt.dir && isManifestName(filepath.Base(name))
+	return filepath.Dir(name) == wt.dir && skipReason(filepath.Base(name)) == ""
 }
 
 // broken gives up watching after the watcher failed for good.

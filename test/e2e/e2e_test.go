@@ -360,12 +360,16 @@ func TestSIGTERMLeavesPodRunning(t *testing.T) {
 	e.requireNotRestarted(want, started)
 }
 
-// A manifest with an unknown field is rejected alone, with a log line
-// naming the file and the field; the good manifest's pod runs.
+// A manifest with a misspelt field is rejected alone, with a log line
+// naming the file and the field it lacks, and a warning naming the
+// misspelt field (ignored, as the kubelet ignores unknown fields); the
+// good manifest's pod runs.
 func TestBrokenManifestFailsAlone(t *testing.T) {
 	e := newEnv(t, "e2e-broken")
 	goodUID := "good-uid-" + e.node
-	e.writeManifest("good.yaml", fmt.Sprintf(`apiVersion: v1
+	// GCE names its static pods *.manifest; the .bak an operator leaves
+	// next to one must not run as a second pod.
+	e.writeManifest("good.manifest", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: good
@@ -376,6 +380,7 @@ spec:
   - name: app
     image: %s
 `, goodUID, testimages.TestWorkloadTag))
+	e.writeManifest("good.manifest.bak", podManifest("stale", 2, "app"))
 	badPath := e.writeManifest("bad.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -394,25 +399,33 @@ spec:
 		}
 	}
 
-	// The field as the decoder names it: its path in the pod.
-	const field = "spec.containers[0].imagee"
-	var rejected []logEntry
-	eventually(t, podUpTimeout, "a log line naming "+badPath+" and the field "+field, func() (bool, string) {
-		rejected = rejected[:0]
+	// The fields as the decoder and the validation name them: their paths
+	// in the pod.
+	const field, unknown = "spec.containers[0].image: Required value", `unknown field "spec.containers[0].imagee"`
+	var rejected, warned []logEntry
+	eventually(t, podUpTimeout, "log lines naming "+badPath+", the field "+field+" and "+unknown, func() (bool, string) {
+		rejected, warned = rejected[:0], warned[:0]
 		for _, l := range a.logs() {
-			if strings.Contains(fmt.Sprint(l), badPath) {
+			if !strings.Contains(fmt.Sprint(l), badPath) {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(l.str("msg"), "manifest rejected"):
 				rejected = append(rejected, l)
+			case l.str("msg") == "manifest field ignored":
+				warned = append(warned, l)
 			}
 		}
 		for _, l := range rejected {
-			if l.str("msg") == "manifest rejected" && strings.Contains(l.str("error"), field) {
+			if l.str("msg") == "manifest rejected" && strings.Contains(l.str("error"), field) && len(warned) > 0 {
 				return true, ""
 			}
 		}
 		a.requireRunning()
-		return false, fmt.Sprintf("lines naming the file: %v", rejected)
+		return false, fmt.Sprintf("rejections naming the file: %v; warnings: %v", rejected, warned)
 	})
-	// Reported once (not on every scan), as an error.
+	// Reported once (not on every scan), as an error; the misspelt field
+	// once, as a warning.
 	if len(rejected) != 1 {
 		t.Errorf("want the bad manifest reported once, got %d lines: %v", len(rejected), rejected)
 	}
@@ -420,6 +433,15 @@ spec:
 		if l.str("level") != "error" {
 			t.Errorf("bad manifest reported at level %q, want error: %v", l.str("level"), l)
 		}
+	}
+	if len(warned) != 1 || warned[0].str("level") != "warn" || !strings.Contains(warned[0].str("warning"), unknown) {
+		t.Errorf("want one warning naming %s, got %v", unknown, warned)
+	}
+	if cs := e.list().ofPod("stale"); len(cs) != 0 {
+		t.Errorf("containers of the .bak's pod exist: %s", cs)
+	}
+	if n := len(a.findLogs("file in the manifest directory skipped")); n == 0 {
+		t.Error("the .bak was skipped without a word")
 	}
 	if cs := e.list().ofPod("bad"); len(cs) != 0 {
 		t.Errorf("containers of the rejected pod exist: %s", cs)
