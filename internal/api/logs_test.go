@@ -129,13 +129,16 @@ type notifyCloser struct {
 	closed chan struct{}
 }
 
+// Close closes the stream, then signals closed (in that order: a waiter
+// that sees closed may rely on the stream being closed).
 func (n *notifyCloser) Close() error {
+	err := n.close()
 	select {
 	case <-n.closed:
 	default:
 		close(n.closed)
 	}
-	return n.close()
+	return err
 }
 
 // pipeBackend serves one log stream fed through the returned writer.
