@@ -874,12 +874,13 @@ func removal(g grouped) Plan {
 }
 
 // olderDead lists exited instances nobody needs (a start that failed is
-// one): for each spec container every exited instance but the newest
-// exited one (kept for `logs --previous` and lastState), and
+// one): for each spec container (and sidecar) every exited instance but
+// the newest exited one (kept for `logs --previous` and lastState), and
 // every exited sandbox but the newest. Recorded exits whose instance is
 // gone are not in the runtime to remove.
 func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	var out []runtimeadapter.Container
+	side := sidecars(pod)
 	for _, c := range pod.Spec.Containers {
 		keptDead := false
 		for _, inst := range g.apps[c.Name] {
@@ -893,7 +894,17 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 		}
 	}
 	for _, name := range g.initNames {
+		keptDead := false
 		for i, inst := range g.inits[name] {
+			if side[name] { // as an app: its newest exit is kept beside a running instance
+				if inst.State == runtimeadapter.StateExited {
+					if keptDead && !g.recorded[inst.ID] {
+						out = append(out, inst)
+					}
+					keptDead = true
+				}
+				continue
+			}
 			if i > 0 && inst.State == runtimeadapter.StateExited && !g.recorded[inst.ID] {
 				out = append(out, inst)
 			}

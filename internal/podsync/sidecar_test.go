@@ -179,3 +179,16 @@ func TestStatusSidecars(t *testing.T) {
 		})
 	}
 }
+
+// GC keeps a sidecar's newest exit beside its running instance, as an
+// app's (lastState, logs --previous).
+func TestComputeSidecarGC(t *testing.T) {
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	pod := sidecarPod(v1.RestartPolicyAlways, false)
+	cs := []runtimeadapter.Container{inst(pod, "POD", 0, R, 0), inst(pod, "init-a", 0, X, 1), inst(pod, "init-a", 1, X, 1), inst(pod, "init-a", 2, R, 0),
+		inst(pod, "init2", 0, X, 0), inst(pod, "init-b", 0, R, 0), inst(pod, "app", 0, R, 0)}
+	p := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(time.Hour), Backoff: policy, GC: true})
+	if got := summary(p); got != "rm init-a-0" {
+		t.Fatalf("plan %q, want only the older exit of init-a removed", got)
+	}
+}
