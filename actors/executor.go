@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,20 +88,36 @@ func (w *worker) aborted() bool {
 	return w.halted() || (w.abort != nil && w.abort.Err() != nil)
 }
 
-// run executes plan: kills (apps in parallel, then sandboxes), the
-// sandbox, starts in spec order, removals. It returns every error; a
-// failed sandbox skips the starts.
+// run executes plan: kills (apps in parallel, then sidecars one at a
+// time in the plan's order, then sandboxes), the sandbox, starts in spec
+// order, removals. It returns every error; a failed sandbox skips the
+// starts.
 func (w *worker) run(plan podsync.Plan) []error {
 	var errs []error
-	var apps, sandboxes []podsync.Kill
+	var apps, sidecars, sandboxes []podsync.Kill
 	for _, k := range plan.Kill {
-		if k.Container.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox) {
+		switch {
+		case k.Container.Labels[runtimeadapter.LabelContainerType] == string(runtimeadapter.TypeSandbox):
 			sandboxes = append(sandboxes, k)
-		} else {
+		case k.Sidecar:
+			sidecars = append(sidecars, k)
+		default:
 			apps = append(apps, k)
 		}
 	}
+	// The sidecars stop within the grace the apps had: each gets what is
+	// left of it (at least minSidecarGrace), as the kubelet.
+	deadline := w.cfg.Clock.Now().Add(maxGrace(plan.Kill))
 	errs = append(errs, w.kill(apps)...)
+	for _, k := range sidecars {
+		if len(errs) > 0 || w.halted() {
+			break
+		}
+		if left := deadline.Sub(w.cfg.Clock.Now()); left < k.Grace {
+			k.Grace = max(left, minSidecarGrace)
+		}
+		errs = append(errs, w.kill([]podsync.Kill{k})...)
+	}
 	if len(errs) > 0 {
 		// A container that did not stop must not get a second instance
 		// (invariant 1), nor lose its sandbox: retry the whole plan later.
@@ -161,6 +178,18 @@ func (w *worker) run(plan podsync.Plan) []error {
 		}
 	}
 	return errs
+}
+
+// minSidecarGrace is the least grace a sidecar is stopped with, however
+// long the apps took (the kubelet's minimum grace period).
+const minSidecarGrace = 2 * time.Second
+
+func maxGrace(ks []podsync.Kill) time.Duration {
+	var g time.Duration
+	for _, k := range ks {
+		g = max(g, k.Grace)
+	}
+	return g
 }
 
 func (w *worker) podName() string {
@@ -355,6 +384,9 @@ func (w *worker) start(s podsync.Start) error {
 	spec, err := podsync.AppSpecWith(w.cfg.Spec, w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
 	if err == nil && s.Init {
 		spec = podsync.AsInit(spec, w.sandboxID)
+		if podsync.IsSidecar(c) {
+			spec = podsync.AsSidecar(spec, slices.IndexFunc(list, func(ic v1.Container) bool { return ic.Name == c.Name }))
+		}
 	}
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
 	if err == nil {
@@ -399,7 +431,7 @@ func (w *worker) start(s podsync.Start) error {
 	}
 	w.log.Info("container started", zap.String("container", c.Name), zap.String("id", short(id)),
 		zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
-	if s.Restarts > 0 && !s.Init {
+	if s.Restarts > 0 && (!s.Init || (podsync.IsSidecar(c) && s.Reason == podsync.ReasonRestart)) {
 		w.cfg.Metrics.IncRestart(w.pod.Namespace, w.pod.Name, c.Name)
 	}
 	return nil

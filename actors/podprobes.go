@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/podstate"
+	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/probe"
 )
 
@@ -34,8 +35,16 @@ func (a *podActor) probeEffect(ctx actor.Context, e podstate.Effect) {
 
 // spawnProbes makes one probe child per container and probe kind of pod.
 func (a *podActor) spawnProbes(ctx actor.Context, pod *v1.Pod) {
+	cs := make([]*v1.Container, 0, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
+	for i := range pod.Spec.InitContainers {
+		if podsync.IsSidecar(&pod.Spec.InitContainers[i]) { // sidecars are probed as app containers are
+			cs = append(cs, &pod.Spec.InitContainers[i])
+		}
+	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+		cs = append(cs, &pod.Spec.Containers[i])
+	}
+	for _, c := range cs {
 		for kind, p := range map[probe.Kind]*v1.Probe{probe.Liveness: c.LivenessProbe, probe.Readiness: c.ReadinessProbe, probe.Startup: c.StartupProbe} {
 			if p == nil {
 				continue

@@ -221,7 +221,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "resources.requests", support: supported},
 	{scope: containerScope, path: "resources.claims", support: rejected},
 	{scope: containerScope, path: "resizePolicy", support: ignored, why: whyIgnored},
-	{scope: containerScope, path: "restartPolicy", support: rejected, why: "sidecar containers are not run yet"},
+	// Checked in validateSpec: Always on init containers (sidecars) only.
+	{scope: containerScope, path: "restartPolicy", support: supported},
 	{scope: containerScope, path: "restartPolicyRules", support: rejected},
 	{scope: containerScope, path: "livenessProbe", support: supported},
 	{scope: containerScope, path: "readinessProbe", support: supported},

@@ -130,14 +130,21 @@ func validateSpec(spec *v1.PodSpec, path *field.Path) (warnings []string, errs f
 	for i := range spec.InitContainers {
 		errs = append(errs, validateContainer(&spec.InitContainers[i], spec.HostNetwork, names, hostPorts, path.Child("initContainers").Index(i))...)
 		ic := &spec.InitContainers[i]
+		if rp := ic.RestartPolicy; rp != nil && *rp != v1.ContainerRestartPolicyAlways {
+			errs = append(errs, field.NotSupported(path.Child("initContainers").Index(i).Child("restartPolicy"), *rp, []string{string(v1.ContainerRestartPolicyAlways)}))
+		}
+		sidecar := ic.RestartPolicy != nil && *ic.RestartPolicy == v1.ContainerRestartPolicyAlways
 		for name, p := range map[string]*v1.Probe{"livenessProbe": ic.LivenessProbe, "readinessProbe": ic.ReadinessProbe, "startupProbe": ic.StartupProbe} {
-			if p != nil {
+			if p != nil && !sidecar { // sidecars are probed as app containers are
 				errs = append(errs, field.Forbidden(path.Child("initContainers").Index(i).Child(name), "may not be set for init containers"))
 			}
 		}
 	}
 	for i := range spec.Containers {
 		errs = append(errs, validateContainer(&spec.Containers[i], spec.HostNetwork, names, hostPorts, path.Child("containers").Index(i))...)
+		if spec.Containers[i].RestartPolicy != nil {
+			errs = append(errs, field.Forbidden(path.Child("containers").Index(i).Child("restartPolicy"), "may only be set for init containers (sidecars)"))
+		}
 	}
 	if !slices.Contains(restartPolicies, spec.RestartPolicy) {
 		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))

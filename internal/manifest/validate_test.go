@@ -160,8 +160,21 @@ func TestValidate(t *testing.T) {
 		{name: "env valueFrom secretKeyRef", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", Value: "x"}, {Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
 		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom.secretKeyRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef is resolved"}},
-		{name: "sidecar", init: true, mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways) },
-			wantErrs: []string{"spec.initContainers[0].restartPolicy: Forbidden: not supported by actorlet: sidecar containers are not run yet"}},
+		{name: "sidecar", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
+			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+			p.Spec.InitContainers[0].LivenessProbe = probe
+			p.Spec.InitContainers[0].ReadinessProbe = probe
+			p.Spec.InitContainers[0].StartupProbe = probe
+		}},
+		{name: "init container restartPolicy other than Always", init: true, mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicy("OnFailure")) },
+			wantErrs: []string{`spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"`}},
+		{name: "restartPolicyRules stay refused", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
+			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart}}
+		}, wantErrs: []string{"spec.initContainers[0].restartPolicyRules: Forbidden: not supported by actorlet"}},
+		{name: "restartPolicy on an app container", mutate: func(p *v1.Pod) { p.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways) },
+			wantErrs: []string{"spec.containers[0].restartPolicy: Forbidden: may only be set for init containers (sidecars)"}},
 
 		// The support table: ignored fields.
 		{name: "nodeSelector", mutate: func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd"} }, wantWarns: []string{"spec.nodeSelector: ignored by actorlet"}},

@@ -261,6 +261,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 	plan := podsync.Compute(podsync.Input{
 		Node: p.cfg.Node, Pod: pod, Containers: cs, Now: now, GC: gc,
 		Backoff: p.cfg.Backoff, History: p.records, Unhealthy: p.probes.unhealthy,
+		Started: p.probes.startupPassed,
 	})
 	if plan.RecordsChanged { // the exits seen, the restarts decided: kept outside the machine too
 		p.records = plan.Records

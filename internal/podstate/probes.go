@@ -54,6 +54,11 @@ func probeSpecs(p *v1.Pod) []any {
 	for _, c := range p.Spec.Containers {
 		out = append(out, c.Name, c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Ports)
 	}
+	for _, c := range p.Spec.InitContainers {
+		if podsync.IsSidecar(&c) { // sidecars are probed as app containers are
+			out = append(out, c.Name, c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Ports)
+		}
+	}
 	return out
 }
 
@@ -82,7 +87,7 @@ func (p *Pod) updateProbes(out *effects) {
 			if c.State == runtimeadapter.StateRunning && !c.CreatedAt.Before(sbCreated) {
 				host, sbCreated = c.IP, c.CreatedAt
 			}
-		case runtimeadapter.TypeApp:
+		case runtimeadapter.TypeApp, runtimeadapter.TypeInit: // init: a sidecar's probes (others have none)
 			if old, ok := latest[name]; !ok || c.CreatedAt.After(old.CreatedAt) {
 				latest[name] = c
 			}
@@ -132,8 +137,12 @@ func (p *Pod) probeChanged(e ProbeChanged) bool {
 		ps.dirty = true // liveness and readiness may begin
 	case ch.Kill() && p.pod != nil:
 		var pr *v1.Probe
-		for _, c := range p.pod.Spec.Containers {
+		policy := p.pod.Spec.RestartPolicy
+		for _, c := range append(append([]v1.Container(nil), p.pod.Spec.Containers...), p.pod.Spec.InitContainers...) {
 			if c.Name == e.Container {
+				if podsync.IsSidecar(&c) {
+					policy = v1.RestartPolicyAlways // a sidecar is restarted whatever the pod's policy
+				}
 				pr = c.LivenessProbe
 				if ch.Kind == probe.Startup {
 					pr = c.StartupProbe
@@ -141,7 +150,7 @@ func (p *Pod) probeChanged(e ProbeChanged) bool {
 			}
 		}
 		put(&ps.unhealthy, ch.ContainerID, probe.KillGrace(pr, podsync.GracePeriod(p.pod)))
-		put(&ps.killMessages, ch.ContainerID, ProbeKillMessage(e.Container, ch.Kind, p.pod.Spec.RestartPolicy))
+		put(&ps.killMessages, ch.ContainerID, ProbeKillMessage(e.Container, ch.Kind, policy))
 	default:
 		return false
 	}

@@ -46,6 +46,10 @@ type Input struct {
 	// probe's terminationGracePeriodSeconds, else the pod's). They are
 	// killed and then restarted per restartPolicy with CrashLoopBackOff.
 	Unhealthy map[string]time.Duration
+	// Started lists running container instances (by ID) whose startup
+	// probe passed: a sidecar with a startup probe gates the next init
+	// container until then.
+	Started map[string]bool
 	// GC: also remove exited instances nobody needs (all but the newest
 	// per container). The pod actor sets it once a minute, as the
 	// kubelet's container GC; removal of a removed pod never waits for it.
@@ -57,6 +61,10 @@ type Kill struct {
 	Container runtimeadapter.Container
 	Grace     time.Duration
 	Reason    string
+	// Sidecar: the container is a sidecar, stopped after every other
+	// container of the plan and one at a time, in the plan's order (the
+	// reverse of the spec's).
+	Sidecar bool
 }
 
 // Start creates and starts a container of the spec. When AdoptID is set,
@@ -481,6 +489,7 @@ func Compute(in Input) Plan {
 	h := &history{policy: in.Backoff, recs: in.History}
 	p := compute(in, h)
 	p.Remove = uniqueByID(p.Remove)
+	p.Kill = orderKills(p.Kill)
 	p.Records, p.RecordsChanged = h.recs, h.changed
 	return p
 }
@@ -565,6 +574,18 @@ func compute(in Input, h *history) Plan {
 	}
 	if podDone(pod, g) {
 		p.Done = true
+		// Sidecars never hold a finished pod open: they are stopped
+		// (after the apps, in reverse order) and not restarted.
+		for _, name := range g.initNames {
+			if !sidecars(pod)[name] {
+				continue
+			}
+			for _, inst := range g.inits[name] {
+				if isLive(&inst) {
+					p.kill(Kill{Container: inst, Grace: podGrace, Reason: ReasonPodCompleted})
+				}
+			}
+		}
 		for _, s := range g.sandboxes {
 			switch s.State {
 			case runtimeadapter.StateRunning:
@@ -745,6 +766,12 @@ func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container,
 			}
 		}
 		latest := insts[0]
+		if IsSidecar(&ic) {
+			if !p.sidecar(in, g, h, &ic, latest, appsCreated(pod, g, sb)) {
+				return false
+			}
+			continue
+		}
 		switch latest.State {
 		case runtimeadapter.StateRunning:
 			return false // wait for it to finish
@@ -764,6 +791,60 @@ func (p *Plan) initContainers(in Input, g grouped, sb *runtimeadapter.Container,
 		return false
 	}
 	return true
+}
+
+// sidecar plans the sidecar ic whose newest instance in the sandbox is
+// latest, as the kubelet's computeInitContainerActions: kept running,
+// restarted after CrashLoopBackOff whatever the pod's restartPolicy,
+// replaced on a spec change, killed when its liveness or startup probe
+// fails. It reports whether the init containers after it may go on: once
+// it runs and its startup probe (if any) passed, or at once when the pod
+// was initialized already (its app containers were created in this
+// sandbox), so a sidecar's restart never holds the apps.
+func (p *Plan) sidecar(in Input, g grouped, h *history, ic *v1.Container, latest runtimeadapter.Container, initialized bool) bool {
+	next := g.nextAttempt(ic.Name)
+	changed := labelHash(&latest) != ContainerHash(ic)
+	switch latest.State {
+	case runtimeadapter.StateRunning:
+		if changed {
+			p.kill(Kill{Container: latest, Grace: GracePeriod(in.Pod), Reason: ReasonSpecChanged})
+			p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: next, Reason: ReasonSpecChanged})
+			return initialized
+		}
+		if gr, bad := in.Unhealthy[latest.ID]; bad {
+			p.kill(Kill{Container: latest, Grace: gr, Reason: ReasonUnhealthy})
+			return initialized
+		}
+		return initialized || ic.StartupProbe == nil || in.Started[latest.ID]
+	case runtimeadapter.StateUnknown:
+		if Adoptable(&latest) {
+			p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: restarts(&latest), Reason: ReasonAdopt, AdoptID: latest.ID})
+		}
+		return initialized
+	}
+	if changed {
+		p.Start = append(p.Start, Start{Name: ic.Name, Init: true, Restarts: next, Reason: ReasonSpecChanged})
+		return initialized
+	}
+	p.restartAfterBackoff(in, h, ic.Name, latest, Start{Name: ic.Name, Init: true, Restarts: next, Reason: ReasonRestart})
+	return initialized
+}
+
+// appsCreated: an app container of pod was created in the sandbox sb
+// (created at or after it, or live): the pod was initialized, as the
+// kubelet's hasAnyRegularContainerCreated.
+func appsCreated(pod *v1.Pod, g grouped, sb *runtimeadapter.Container) bool {
+	for _, c := range pod.Spec.Containers {
+		for _, inst := range g.apps[c.Name] {
+			if g.recorded[inst.ID] {
+				continue
+			}
+			if isLive(&inst) || (!sb.CreatedAt.IsZero() && !inst.CreatedAt.Before(sb.CreatedAt)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // removal: stop every container (apps first, sandboxes last) and remove
@@ -793,12 +874,13 @@ func removal(g grouped) Plan {
 }
 
 // olderDead lists exited instances nobody needs (a start that failed is
-// one): for each spec container every exited instance but the newest
-// exited one (kept for `logs --previous` and lastState), and
+// one): for each spec container (and sidecar) every exited instance but
+// the newest exited one (kept for `logs --previous` and lastState), and
 // every exited sandbox but the newest. Recorded exits whose instance is
 // gone are not in the runtime to remove.
 func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	var out []runtimeadapter.Container
+	side := sidecars(pod)
 	for _, c := range pod.Spec.Containers {
 		keptDead := false
 		for _, inst := range g.apps[c.Name] {
@@ -812,7 +894,17 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 		}
 	}
 	for _, name := range g.initNames {
+		keptDead := false
 		for i, inst := range g.inits[name] {
+			if side[name] { // as an app: its newest exit is kept beside a running instance
+				if inst.State == runtimeadapter.StateExited {
+					if keptDead && !g.recorded[inst.ID] {
+						out = append(out, inst)
+					}
+					keptDead = true
+				}
+				continue
+			}
 			if i > 0 && inst.State == runtimeadapter.StateExited && !g.recorded[inst.ID] {
 				out = append(out, inst)
 			}
@@ -852,6 +944,9 @@ func podDone(pod *v1.Pod, g grouped) bool {
 // failed pod stays failed once its sandbox is stopped) exited non-zero.
 func initFailed(pod *v1.Pod, g grouped) bool {
 	for _, ic := range pod.Spec.InitContainers {
+		if IsSidecar(&ic) {
+			continue // a sidecar's exit never fails the pod
+		}
 		insts := g.inits[ic.Name]
 		if len(insts) > 0 && insts[0].State == runtimeadapter.StateExited && insts[0].ExitCode != 0 {
 			return true

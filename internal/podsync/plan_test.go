@@ -41,6 +41,9 @@ func inst(pod *v1.Pod, name string, restarts int, state runtimeadapter.State, ex
 		for i := range pod.Spec.InitContainers {
 			if pod.Spec.InitContainers[i].Name == name {
 				spec = AsInit(AppSpec(node, pod, &pod.Spec.InitContainers[i], sb, restarts), sb)
+				if IsSidecar(&pod.Spec.InitContainers[i]) {
+					spec = AsSidecar(spec, i)
+				}
 			}
 		}
 	} else {

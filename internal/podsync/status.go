@@ -57,6 +57,7 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 	// (a new sandbox runs them again); Initialized once all exited 0.
 	initialized := true
 	initFailedNever := false
+	sidecarsReady := true
 	for _, ic := range pod.Spec.InitContainers {
 		var insts []runtimeadapter.Container
 		if sb != nil {
@@ -66,6 +67,22 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 			insts = g.inits[ic.Name] // a finished pod's sandbox is gone: show the last run
 		}
 		cs := containerStatus(&ic, insts, plan.Waiting[ic.Name], starting[ic.Name])
+		if IsSidecar(&ic) {
+			// A sidecar is started while it runs and its startup probe (if
+			// any) passed, ready when started and its readiness probe (if
+			// any) says so; its exit never fails the pod.
+			started := cs.State.Running != nil && (ic.StartupProbe == nil || probes.Started[insts[0].ID])
+			cs.Started = &started
+			cs.Ready = started && (ic.ReadinessProbe == nil || probes.Ready[insts[0].ID])
+			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+			if !started {
+				initialized = false
+			}
+			if !cs.Ready {
+				sidecarsReady = false
+			}
+			continue
+		}
 		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		if cs.State.Running != nil {
 			f := false
@@ -78,6 +95,11 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 			initFailedNever = true
 		}
+	}
+	if !initialized && !initFailedNever && sb != nil && len(sidecars(pod)) > 0 && appsCreated(pod, g, sb) {
+		// The pod was initialized in this sandbox: a sidecar restarting
+		// since does not make it Pending again (as the kubelet).
+		initialized = true
 	}
 
 	var waiting, running, stopped, succeeded, failed int
@@ -167,7 +189,7 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 		}
 		return v1.PodCondition{Type: t, Status: s}
 	}
-	ready := allReady && initialized && len(pod.Spec.Containers) > 0
+	ready := allReady && sidecarsReady && initialized && len(pod.Spec.Containers) > 0
 	st.Conditions = []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sbRunning),
 		cond(v1.PodInitialized, initialized),
