@@ -64,7 +64,6 @@ const (
 	notSupported   = "not supported by actorlet"
 	notAllowed     = "not allowed on this node"
 	whyIgnored     = "ignored by actorlet"
-	whyGRPC        = "gRPC probes are not run; use exec, httpGet or tcpSocket"
 	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
@@ -226,9 +225,9 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "livenessProbe", support: supported},
 	{scope: containerScope, path: "readinessProbe", support: supported},
 	{scope: containerScope, path: "startupProbe", support: supported},
-	{scope: containerScope, path: "livenessProbe.grpc", support: rejected, why: whyGRPC},
-	{scope: containerScope, path: "readinessProbe.grpc", support: rejected, why: whyGRPC},
-	{scope: containerScope, path: "startupProbe.grpc", support: rejected, why: whyGRPC},
+	{scope: containerScope, path: "livenessProbe.grpc", support: supported},
+	{scope: containerScope, path: "readinessProbe.grpc", support: supported},
+	{scope: containerScope, path: "startupProbe.grpc", support: supported},
 	{scope: containerScope, path: "lifecycle.postStart", support: supported},
 	{scope: containerScope, path: "lifecycle.preStop", support: supported},
 	{scope: containerScope, path: "lifecycle.postStart.tcpSocket", support: rejected, why: whyHookTCP},

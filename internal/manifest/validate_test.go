@@ -177,9 +177,11 @@ func TestValidate(t *testing.T) {
 			p.Spec.Containers[0].ReadinessProbe = probe
 			p.Spec.Containers[0].StartupProbe = probe
 		}},
-		{name: "grpc probe rejected", mutate: func(p *v1.Pod) {
+		{name: "grpc probes are run", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
-		}, wantErrs: []string{"spec.containers[0].livenessProbe.grpc: Forbidden"}},
+			p.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000, Service: ptr("db")}}}
+			p.Spec.Containers[0].StartupProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
+		}},
 		{name: "probe on an init container", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
 		}, wantErrs: []string{"spec.initContainers[0].readinessProbe: Forbidden"}},
