@@ -175,8 +175,8 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
 	{scope: podScope, path: "spec.securityContext.sysctls", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seLinuxOptions", support: rejected},
-	{scope: podScope, path: "spec.securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
-	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: podScope, path: "spec.securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
+	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
 	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
@@ -250,8 +250,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "securityContext.allowPrivilegeEscalation", support: supported},
 	{scope: containerScope, path: "securityContext.procMount", support: rejected, harmless: equals(string(v1.DefaultProcMount))},
 	{scope: containerScope, path: "securityContext.seLinuxOptions", support: rejected},
-	{scope: containerScope, path: "securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
-	{scope: containerScope, path: "securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: containerScope, path: "securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
+	{scope: containerScope, path: "securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
 	{scope: containerScope, path: "securityContext.windowsOptions", support: ignored, why: whyIgnored},
 }
 
@@ -376,14 +376,4 @@ func oneOf(want ...string) func(any) bool {
 		s, ok := v.(string)
 		return v == nil || ok && slices.Contains(want, s)
 	}
-}
-
-// isRuntimeDefaultProfile: a seccomp or AppArmor profile of type
-// RuntimeDefault is what the runtime applies anyway.
-func isRuntimeDefaultProfile(v any) bool {
-	if isUnset(v) {
-		return true
-	}
-	m, _ := v.(map[string]any)
-	return m["type"] == string(v1.SeccompProfileTypeRuntimeDefault)
 }
