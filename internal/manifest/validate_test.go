@@ -167,7 +167,9 @@ func TestValidate(t *testing.T) {
 			wantErrs: []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value"}},
 		{name: "seccomp unknown type", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: "Strict"}}),
 			wantErrs: []string{`spec.containers[0].securityContext.seccompProfile.type: Unsupported value: "Strict"`}},
-		{name: "seccomp pod annotation refused", mutate: func(p *v1.Pod) { p.Annotations = map[string]string{"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"} },
+		{name: "seccomp pod annotation refused", mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}
+		},
 			wantErrs: []string{"metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: not supported by actorlet: the seccomp annotations were removed in Kubernetes 1.27"}},
 		{name: "seccomp container annotation refused", mutate: func(p *v1.Pod) {
 			p.Annotations = map[string]string{"container.seccomp.security.alpha.kubernetes.io/app": "unconfined"}
@@ -179,7 +181,7 @@ func TestValidate(t *testing.T) {
 		{name: "apparmor Localhost with AppArmor", opts: ValidationOptions{AppArmor: ptr(true)},
 			mutate: setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}})},
 		{name: "apparmor Localhost without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)},
-			mutate: setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}}),
+			mutate:   setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}}),
 			wantErrs: []string{"spec.containers[0].securityContext.appArmorProfile: Forbidden: not allowed on this node: AppArmor is not enabled on this host, so the Localhost profile k8s-web cannot be applied"}},
 		{name: "pod apparmor Localhost without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)}, mutate: func(p *v1.Pod) {
 			p.Spec.SecurityContext.AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}
