@@ -46,7 +46,7 @@ spec:
 // (which wins over the pod's RuntimeDefault); RuntimeDefault and
 // Unconfined run it (exit 0, pod Succeeded); a missing profile leaves the
 // container waiting with CreateContainerConfigError naming the pod, the
-// container and the file.
+// container and the file. AppArmor RuntimeDefault and Unconfined run too.
 func TestSeccompProfilesOnDocker(t *testing.T) {
 	e := newEnv(t, "e2e-seccomp")
 	dir := filepath.Join(e.rootDir, "seccomp", "team")
@@ -67,6 +67,9 @@ func TestSeccompProfilesOnDocker(t *testing.T) {
 		{"denied-container-wins", `seccompProfile: {type: RuntimeDefault}`, localhost, 13, v1.PodFailed},
 		{"default", `seccompProfile: {type: RuntimeDefault}`, "", 0, v1.PodSucceeded},
 		{"unconfined", "", `seccompProfile: {type: Unconfined}`, 0, v1.PodSucceeded},
+		// AppArmor RuntimeDefault and Unconfined are applied on any host
+		// (Docker's apparmor=unconfined where AppArmor is on).
+		{"apparmor", `appArmorProfile: {type: RuntimeDefault}`, `appArmorProfile: {type: Unconfined}`, 0, v1.PodSucceeded},
 	}
 	for _, p := range pods {
 		e.writeManifest(p.name+".yaml", seccompPod(p.name, p.podSC, p.containerSC))
