@@ -27,6 +27,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -192,7 +193,7 @@ func (o Options) config() (actors.Config, error) {
 	}
 	return actors.Config{
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
-		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath},
+		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath, ReadFile: os.ReadFile},
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
 		Backoff: b, History: o.History, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,

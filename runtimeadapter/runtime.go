@@ -129,7 +129,21 @@ type ContainerSpec struct {
 	// NoNewPrivileges sets no_new_privs: setuid binaries and file
 	// capabilities grant nothing (allowPrivilegeEscalation: false).
 	NoNewPrivileges bool
+	// Seccomp is the container's seccomp profile: "" the runtime's
+	// default, SeccompUnconfined none, else a profile's JSON (Docker takes
+	// the content, not a path).
+	Seccomp string
+	// AppArmor is the container's AppArmor profile: "" the runtime's
+	// default, AppArmorUnconfined none, else the name of a profile loaded
+	// on the host.
+	AppArmor string
 }
+
+// The Seccomp and AppArmor values that run a container without a profile.
+const (
+	SeccompUnconfined  = "unconfined"
+	AppArmorUnconfined = "unconfined"
+)
 
 // PortBinding publishes ContainerPort/Protocol on HostIP:HostPort.
 type PortBinding struct {

@@ -10,4 +10,7 @@ type Validation struct {
 	AllowPrivileged bool
 	// AllowHostPath allows hostPath volumes.
 	AllowHostPath bool
+	// AppArmor says whether the host has AppArmor enabled, which a
+	// Localhost AppArmor profile needs; nil reads it from the host.
+	AppArmor *bool
 }

@@ -20,9 +20,13 @@
 //
 // "testworkload check --file PATH" exits 0 if PATH exists and 1 otherwise,
 // for exec probes; "testworkload touch --file PATH" creates PATH.
+// "testworkload mkdir --dir PATH" creates directory PATH (for seccomp
+// tests: the mkdirat(2) system call) and prints "mkdir PATH: ok" (exit 0), "mkdir PATH: EPERM" (exit
+// 13) or "mkdir PATH: <error>" (exit 1).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -58,6 +62,9 @@ type config struct {
 func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "check" || os.Args[1] == "touch") {
 		os.Exit(fileCommand(os.Args[1], os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mkdir" {
+		os.Exit(mkdirCommand(os.Args[2:]))
 	}
 	cfg, err := parse(os.Args[1:])
 	if err != nil {
@@ -187,4 +194,32 @@ func fileCommand(name string, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// mkdirEPERM is mkdirCommand's exit status when mkdir(2) fails with EPERM
+// (e.g. denied by a seccomp profile).
+const mkdirEPERM = 13
+
+// mkdirCommand runs "mkdir --dir PATH" with os.Mkdir (the mkdirat(2)
+// system call on Linux; a seccomp profile should deny mkdir and mkdirat)
+// and prints the outcome.
+func mkdirCommand(args []string) int {
+	fs := flag.NewFlagSet("testworkload mkdir", flag.ContinueOnError)
+	dir := fs.String("dir", "", "directory to create")
+	if err := fs.Parse(args); err != nil || *dir == "" {
+		fmt.Fprintln(os.Stderr, "usage: testworkload mkdir --dir PATH")
+		return 2
+	}
+	err := os.Mkdir(*dir, 0o755)
+	switch {
+	case err == nil:
+		fmt.Printf("mkdir %s: ok\n", *dir)
+		return 0
+	case errors.Is(err, syscall.EPERM):
+		fmt.Printf("mkdir %s: EPERM\n", *dir)
+		return mkdirEPERM
+	default:
+		fmt.Printf("mkdir %s: %v\n", *dir, err)
+		return 1
+	}
 }

@@ -64,7 +64,6 @@ const (
 	notSupported   = "not supported by actorlet"
 	notAllowed     = "not allowed on this node"
 	whyIgnored     = "ignored by actorlet"
-	whyGRPC        = "gRPC probes are not run; use exec, httpGet or tcpSocket"
 	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
@@ -176,8 +175,8 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
 	{scope: podScope, path: "spec.securityContext.sysctls", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seLinuxOptions", support: rejected},
-	{scope: podScope, path: "spec.securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
-	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: podScope, path: "spec.securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
+	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
 	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
@@ -227,9 +226,9 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "livenessProbe", support: supported},
 	{scope: containerScope, path: "readinessProbe", support: supported},
 	{scope: containerScope, path: "startupProbe", support: supported},
-	{scope: containerScope, path: "livenessProbe.grpc", support: rejected, why: whyGRPC},
-	{scope: containerScope, path: "readinessProbe.grpc", support: rejected, why: whyGRPC},
-	{scope: containerScope, path: "startupProbe.grpc", support: rejected, why: whyGRPC},
+	{scope: containerScope, path: "livenessProbe.grpc", support: supported},
+	{scope: containerScope, path: "readinessProbe.grpc", support: supported},
+	{scope: containerScope, path: "startupProbe.grpc", support: supported},
 	{scope: containerScope, path: "lifecycle.postStart", support: supported},
 	{scope: containerScope, path: "lifecycle.preStop", support: supported},
 	{scope: containerScope, path: "lifecycle.postStart.tcpSocket", support: rejected, why: whyHookTCP},
@@ -252,8 +251,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "securityContext.allowPrivilegeEscalation", support: supported},
 	{scope: containerScope, path: "securityContext.procMount", support: rejected, harmless: equals(string(v1.DefaultProcMount))},
 	{scope: containerScope, path: "securityContext.seLinuxOptions", support: rejected},
-	{scope: containerScope, path: "securityContext.seccompProfile", support: rejected, harmless: isRuntimeDefaultProfile},
-	{scope: containerScope, path: "securityContext.appArmorProfile", support: rejected, harmless: isRuntimeDefaultProfile},
+	{scope: containerScope, path: "securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
+	{scope: containerScope, path: "securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
 	{scope: containerScope, path: "securityContext.windowsOptions", support: ignored, why: whyIgnored},
 }
 
@@ -378,14 +377,4 @@ func oneOf(want ...string) func(any) bool {
 		s, ok := v.(string)
 		return v == nil || ok && slices.Contains(want, s)
 	}
-}
-
-// isRuntimeDefaultProfile: a seccomp or AppArmor profile of type
-// RuntimeDefault is what the runtime applies anyway.
-func isRuntimeDefaultProfile(v any) bool {
-	if isUnset(v) {
-		return true
-	}
-	m, _ := v.(map[string]any)
-	return m["type"] == string(v1.SeccompProfileTypeRuntimeDefault)
 }

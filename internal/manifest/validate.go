@@ -29,6 +29,10 @@ type ValidationOptions struct {
 	AllowPrivileged bool
 	// AllowHostPath allows hostPath volumes (--allow-host-path).
 	AllowHostPath bool
+	// AppArmor says whether the host has AppArmor enabled, which a
+	// Localhost AppArmor profile needs; nil reads it from the host
+	// (HostAppArmor).
+	AppArmor *bool
 }
 
 // Validate is ValidateWith with the strict ValidationOptions{}: no
@@ -84,7 +88,9 @@ func Validate(pod *v1.Pod) (warnings []string, err error) {
 // runAsUser other than 0 (actorlet does not read the image's user);
 // capabilities are known Linux capabilities or ALL; privileged needs
 // opts.AllowPrivileged; allowPrivilegeEscalation false excludes privileged
-// and an added SYS_ADMIN.
+// and an added SYS_ADMIN. seccomp and AppArmor profiles and the AppArmor
+// annotations are checked by validateSecurityProfiles; the seccomp
+// annotations removed in Kubernetes 1.27 are Forbidden.
 //
 // Fields actorlet does not honour are looked up in its support table
 // (support.go): setting one whose neglect would change what runs or weaken
@@ -97,6 +103,11 @@ func ValidateWith(pod *v1.Pod, opts ValidationOptions) (warnings []string, err e
 	errs := validateMeta(pod)
 	warnings, specErrs := validateSpec(&pod.Spec, field.NewPath("spec"))
 	errs = append(errs, specErrs...)
+	appArmor := HostAppArmor
+	if opts.AppArmor != nil {
+		appArmor = func() bool { return *opts.AppArmor }
+	}
+	errs = append(errs, validateSecurityProfiles(pod, appArmor())...)
 	w, unsupported := checkSupport(pod, opts)
 	warnings = append(warnings, w...)
 	errs = append(errs, unsupported...)

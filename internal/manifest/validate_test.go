@@ -151,7 +151,64 @@ func TestValidate(t *testing.T) {
 			wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not allowed on this node: privileged containers need the operator's --allow-privileged"}},
 		{name: "privileged allowed", opts: ValidationOptions{AllowPrivileged: true}, mutate: setSC(&v1.SecurityContext{Privileged: ptr(true)})},
 		{name: "seccomp RuntimeDefault", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault}})},
-		{name: "seccomp Unconfined", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}}), wantErrs: []string{"spec.containers[0].securityContext.seccompProfile: Forbidden"}},
+		{name: "seccomp Unconfined", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}})},
+		{name: "seccomp Localhost", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("team/deny.json")}})},
+		{name: "pod seccomp Localhost", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SeccompProfile = &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("deny.json")}
+		}},
+		{name: "seccomp Localhost without a profile", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost}}),
+			wantErrs: []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile: Required value"}},
+		{name: "seccomp Localhost absolute", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("/etc/x.json")}}),
+			wantErrs: []string{`spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: "/etc/x.json": must be a relative path`}},
+		{name: "pod seccomp Localhost backstep", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SeccompProfile = &v1.SeccompProfile{Type: v1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("a/../../x.json")}
+		}, wantErrs: []string{`spec.securityContext.seccompProfile.localhostProfile: Invalid value: "a/../../x.json": must not contain '..'`}},
+		{name: "seccomp localhostProfile without Localhost", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault, LocalhostProfile: ptr("x.json")}}),
+			wantErrs: []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value"}},
+		{name: "seccomp unknown type", mutate: setSC(&v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: "Strict"}}),
+			wantErrs: []string{`spec.containers[0].securityContext.seccompProfile.type: Unsupported value: "Strict"`}},
+		{name: "seccomp pod annotation refused", mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}
+		},
+			wantErrs: []string{"metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: not supported by actorlet: the seccomp annotations were removed in Kubernetes 1.27"}},
+		{name: "seccomp container annotation refused", mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.seccomp.security.alpha.kubernetes.io/app": "unconfined"}
+		}, wantErrs: []string{"metadata.annotations[container.seccomp.security.alpha.kubernetes.io/app]: Forbidden"}},
+		{name: "apparmor RuntimeDefault and Unconfined without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)}, mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeRuntimeDefault}
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeUnconfined}}
+		}},
+		{name: "apparmor Localhost with AppArmor", opts: ValidationOptions{AppArmor: ptr(true)},
+			mutate: setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}})},
+		{name: "apparmor Localhost without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)},
+			mutate:   setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}}),
+			wantErrs: []string{"spec.containers[0].securityContext.appArmorProfile: Forbidden: not allowed on this node: AppArmor is not enabled on this host, so the Localhost profile k8s-web cannot be applied"}},
+		{name: "pod apparmor Localhost without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)}, mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.AppArmorProfile = &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("k8s-web")}
+		}, wantErrs: []string{"spec.securityContext.appArmorProfile: Forbidden: not allowed on this node: AppArmor is not enabled"}},
+		{name: "apparmor Localhost without a profile", opts: ValidationOptions{AppArmor: ptr(true)},
+			mutate:   setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost}}),
+			wantErrs: []string{"spec.containers[0].securityContext.appArmorProfile.localhostProfile: Required value"}},
+		{name: "apparmor unknown type", mutate: setSC(&v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: "Strict"}}),
+			wantErrs: []string{`spec.containers[0].securityContext.appArmorProfile.type: Unsupported value: "Strict"`}},
+		{name: "apparmor annotations", opts: ValidationOptions{AppArmor: ptr(true)}, init: true, mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{
+				"container.apparmor.security.beta.kubernetes.io/app":  "localhost/k8s-web",
+				"container.apparmor.security.beta.kubernetes.io/init": "runtime/default",
+			}
+		}},
+		{name: "apparmor annotation unconfined without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)}, mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/app": "unconfined"}
+		}},
+		{name: "apparmor annotation localhost without AppArmor", opts: ValidationOptions{AppArmor: ptr(false)}, mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/app": "localhost/k8s-web"}
+		}, wantErrs: []string{"metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: Forbidden: not allowed on this node: AppArmor is not enabled on this host, so the Localhost profile k8s-web"}},
+		{name: "apparmor annotation bad value", mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/app": "strict"}
+		}, wantErrs: []string{`metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: Invalid value: "strict"`}},
+		{name: "apparmor annotation of no container", mutate: func(p *v1.Pod) {
+			p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/nope": "unconfined"}
+		}, wantErrs: []string{`metadata.annotations[container.apparmor.security.beta.kubernetes.io/nope]: Invalid value: "nope": container not found`}},
 		{name: "pod runAsNonRoot false", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.RunAsNonRoot = ptr(false) }},
 		{name: "hostPID", mutate: func(p *v1.Pod) { p.Spec.HostPID = true }, wantErrs: []string{"spec.hostPID: Forbidden: not supported by actorlet"}},
 		{name: "hostIPC", mutate: func(p *v1.Pod) { p.Spec.HostIPC = true }, wantErrs: []string{"spec.hostIPC: Forbidden: not supported by actorlet"}},
@@ -190,9 +247,11 @@ func TestValidate(t *testing.T) {
 			p.Spec.Containers[0].ReadinessProbe = probe
 			p.Spec.Containers[0].StartupProbe = probe
 		}},
-		{name: "grpc probe rejected", mutate: func(p *v1.Pod) {
+		{name: "grpc probes are run", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
-		}, wantErrs: []string{"spec.containers[0].livenessProbe.grpc: Forbidden"}},
+			p.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000, Service: ptr("db")}}}
+			p.Spec.Containers[0].StartupProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}
+		}},
 		{name: "probe on an init container", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
 		}, wantErrs: []string{"spec.initContainers[0].readinessProbe: Forbidden"}},

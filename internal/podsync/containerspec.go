@@ -28,6 +28,11 @@ type SpecOptions struct {
 	AllowHostPath bool
 	// AllowPrivileged lets containers run privileged (--allow-privileged).
 	AllowPrivileged bool
+	// ReadFile reads Localhost seccomp profiles (under
+	// <RootDir>/seccomp/), os.ReadFile in the agent: the plan does no I/O
+	// itself. nil makes a container with such a profile fail to start
+	// (CreateContainerConfigError).
+	ReadFile func(name string) ([]byte, error)
 }
 
 // CFS and shares constants, as the kubelet uses them.
@@ -213,7 +218,8 @@ func resources(c *v1.Container) runtimeadapter.Resources {
 }
 
 // applySecurity sets s's user and security settings from c's security
-// context, with the pod's runAsUser and runAsGroup as defaults.
+// context, with the pod's runAsUser and runAsGroup as defaults, and its
+// seccomp and AppArmor profiles (see seccompProfile, appArmorProfile).
 func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeadapter.ContainerSpec) error {
 	var psc v1.PodSecurityContext
 	if pod.Spec.SecurityContext != nil {
@@ -254,5 +260,10 @@ func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeada
 			s.CapDrop = append(s.CapDrop, string(d))
 		}
 	}
-	return nil
+	var err error
+	if s.Seccomp, err = seccompProfile(opts, pod, c); err != nil {
+		return err
+	}
+	s.AppArmor, err = appArmorProfile(pod, c)
+	return err
 }

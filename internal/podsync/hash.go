@@ -39,6 +39,10 @@ type hashedSecurity struct {
 	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
 	CapAdd          []string `json:"capAdd,omitempty"`
 	CapDrop         []string `json:"capDrop,omitempty"`
+	// The profiles hash as absent when unset, so containers created before
+	// actorlet honoured them keep their hash.
+	Seccomp  *v1.SeccompProfile  `json:"seccompProfile,omitempty"`
+	AppArmor *v1.AppArmorProfile `json:"appArmorProfile,omitempty"`
 }
 
 func securityOf(sc *v1.SecurityContext) *hashedSecurity {
@@ -57,8 +61,9 @@ func securityOf(sc *v1.SecurityContext) *hashedSecurity {
 			h.CapDrop = append(h.CapDrop, string(c))
 		}
 	}
+	h.Seccomp, h.AppArmor = sc.SeccompProfile, sc.AppArmorProfile
 	if h.RunAsUser == nil && h.RunAsGroup == nil && !h.ReadOnlyRootfs && !h.Privileged && !h.NoNewPrivileges &&
-		len(h.CapAdd) == 0 && len(h.CapDrop) == 0 {
+		len(h.CapAdd) == 0 && len(h.CapDrop) == 0 && h.Seccomp == nil && h.AppArmor == nil {
 		return nil
 	}
 	return &h

@@ -65,6 +65,12 @@ func TestHashCoversWhatRuns(t *testing.T) {
 			c.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
 		},
 		"runAsUser": func(c *v1.Container) { u := int64(1000); c.SecurityContext = &v1.SecurityContext{RunAsUser: &u} },
+		"seccompProfile": func(c *v1.Container) {
+			c.SecurityContext = &v1.SecurityContext{SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeUnconfined}}
+		},
+		"appArmorProfile": func(c *v1.Container) {
+			c.SecurityContext = &v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeUnconfined}}
+		},
 	} {
 		c := base
 		change(&c)

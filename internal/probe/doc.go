@@ -1,5 +1,5 @@
 // Package probe is actorlet's container probing without actors: the
-// probers (exec, httpGet, tcpSocket), the kubelet's defaults and
+// probers (exec, httpGet, tcpSocket, grpc), the kubelet's defaults and
 // thresholds, and the decisions of one probe worker as a pure state
 // machine. The probe actors own the timers and the goroutines; everything
 // here is either a pure function or a single blocking probe.
@@ -22,7 +22,7 @@
 //     startup probe puts its worker on hold until a new container appears
 //     (Worker).
 //
-// gRPC probes are not implemented: they need a gRPC client and the health
-// protocol, which actorlet does not depend on. Run reports them as
-// Unknown with an error; manifest validation should reject them.
+// gRPC probes call grpc.health.v1.Health/Check as the kubelet's
+// (pkg/probe/grpc): plain text, SERVING is Success, anything else a
+// Failure with the kubelet's message.
 package probe

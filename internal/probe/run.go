@@ -18,15 +18,16 @@ type Target struct {
 	ContainerID string
 	// Container is the container's spec, for named ports (may be nil).
 	Container *v1.Container
-	// Host is the default host of httpGet and tcpSocket probes: the pod's
+	// Host is the default host of httpGet and tcpSocket probes, and the
+	// host of grpc probes: the pod's
 	// IP on the pod network, 127.0.0.1 for a hostNetwork pod.
 	Host string
 }
 
 // Run runs probe p once against t with p's timeout (Timeout) and returns
 // its result, its output (for events) and, when the result is Unknown, why
-// the probe could not be carried out. It dispatches to Exec, HTTPGet or
-// TCPSocket; gRPC probes and a probe without a handler are Unknown.
+// the probe could not be carried out. It dispatches to Exec, HTTPGet,
+// TCPSocket or GRPC; a probe without a handler is Unknown.
 func Run(ctx context.Context, p *v1.Probe, t Target) (Result, string, error) {
 	if p == nil {
 		return Unknown, "", errors.New("no probe")
@@ -49,9 +50,13 @@ func Run(ctx context.Context, p *v1.Probe, t Target) (Result, string, error) {
 		}
 		return withError(TCPSocket(ctx, host, port, timeout))
 	case p.GRPC != nil:
-		return Unknown, "", errors.New("grpc probes are not supported by actorlet")
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return withError(GRPC(ctx, t.Host, int(p.GRPC.Port), service, timeout))
 	default:
-		return Unknown, "", errors.New("probe has no handler (exec, httpGet, tcpSocket)")
+		return Unknown, "", errors.New("probe has no handler (exec, httpGet, tcpSocket, grpc)")
 	}
 }
 

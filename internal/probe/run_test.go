@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -16,6 +18,9 @@ func TestRunNetwork(t *testing.T) {
 	c := &v1.Container{Ports: []v1.ContainerPort{{Name: "web", ContainerPort: int32(srv.port(t))}}}
 	target := Target{Container: c, Host: "127.0.0.1"}
 	named := intstr.FromString("web")
+	hs := health.NewServer()
+	hs.SetServingStatus("down", healthpb.HealthCheckResponse_NOT_SERVING)
+	grpcPort := grpcServer(t, hs)
 	tests := []struct {
 		name    string
 		probe   *v1.Probe
@@ -28,7 +33,8 @@ func TestRunNetwork(t *testing.T) {
 		{"tcpSocket by port name", &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: named}}}, Success, ""},
 		{"tcpSocket own host", &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Host: "127.0.0.1", Port: intstr.FromInt32(int32(closedPort(t)))}}}, Failure, ""},
 		{"tcpSocket unknown port name", &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromString("nope")}}}, Unknown, "nope"},
-		{"grpc", &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000}}}, Unknown, "grpc"},
+		{"grpc", &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: int32(grpcPort)}}}, Success, ""},
+		{"grpc service", &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: int32(grpcPort), Service: new("down")}}}, Failure, ""},
 		{"no handler", &v1.Probe{}, Unknown, "no handler"},
 		{"nil", nil, Unknown, "no probe"},
 	}

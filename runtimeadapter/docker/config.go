@@ -103,7 +103,13 @@ func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 		host.CapDrop = strslice.StrSlice(spec.CapDrop)
 	}
 	if spec.NoNewPrivileges {
-		host.SecurityOpt = []string{noNewPrivileges}
+		host.SecurityOpt = append(host.SecurityOpt, noNewPrivileges)
+	}
+	if spec.Seccomp != "" {
+		host.SecurityOpt = append(host.SecurityOpt, "seccomp="+spec.Seccomp)
+	}
+	if spec.AppArmor != "" {
+		host.SecurityOpt = append(host.SecurityOpt, "apparmor="+spec.AppArmor)
 	}
 	return host
 }

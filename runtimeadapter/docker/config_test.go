@@ -76,6 +76,13 @@ func TestHostConfig(t *testing.T) {
 			h.CapAdd = strslice.StrSlice{"NET_ADMIN", "SYS_TIME"}
 			h.CapDrop = strslice.StrSlice{"ALL"}
 		}},
+		{name: "seccomp profile JSON and AppArmor profile", spec: runtimeadapter.ContainerSpec{
+			NoNewPrivileges: true, Seccomp: `{"defaultAction":"SCMP_ACT_ALLOW"}`, AppArmor: "k8s-nginx",
+		}, want: func(h *container.HostConfig) {
+			h.SecurityOpt = []string{"no-new-privileges", `seccomp={"defaultAction":"SCMP_ACT_ALLOW"}`, "apparmor=k8s-nginx"}
+		}},
+		{name: "unconfined", spec: runtimeadapter.ContainerSpec{Seccomp: runtimeadapter.SeccompUnconfined, AppArmor: runtimeadapter.AppArmorUnconfined},
+			want: func(h *container.HostConfig) { h.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

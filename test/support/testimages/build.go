@@ -1,5 +1,5 @@
 // Package testimages builds the images actorlet's tests (and the Makefile)
-// run: the pause image and the test workload, both static Go binaries of
+// run: the pause image, the test workload and the gRPC health server, all static Go binaries of
 // this repository in FROM scratch images, so no registry is needed.
 package testimages
 
@@ -26,6 +26,9 @@ const (
 	// TestWorkloadTag is the image of ./images/testworkload (entrypoint
 	// /testworkload; see that command's doc for its flags and TW_* env).
 	TestWorkloadTag = "actorlet/testworkload:0.1.0"
+	// GRPCHealthTag is the image of ./images/grpchealth (entrypoint
+	// /grpchealth, a grpc.health.v1 server; see that command's doc).
+	GRPCHealthTag = "actorlet/grpchealth:0.1.0"
 	// PauseTag is the pause image tests use: the agent's default.
 	PauseTag = pauseimage.DefaultTag
 )
@@ -34,6 +37,7 @@ const (
 const (
 	TestWorkloadPkg = "./images/testworkload"
 	PausePkg        = "./images/pause"
+	GRPCHealthPkg   = "./images/grpchealth"
 )
 
 // ModuleRoot returns the directory of actorlet's go.mod, found by walking up

@@ -74,6 +74,28 @@ func EnsureTestImages(t testing.TB) *docker.Runtime {
 	return rt
 }
 
+var (
+	grpcHealthOnce sync.Once
+	grpcHealthErr  error
+)
+
+// EnsureGRPCHealthImage does what EnsureTestImages does and also builds
+// GRPCHealthTag (./images/grpchealth), once per test process, for the tests
+// of gRPC probes.
+func EnsureGRPCHealthImage(t testing.TB) *docker.Runtime {
+	t.Helper()
+	rt := EnsureTestImages(t)
+	grpcHealthOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		grpcHealthErr = Build(ctx, rt, GRPCHealthTag, GRPCHealthPkg)
+	})
+	if grpcHealthErr != nil {
+		t.Fatalf("build test image %s: %v", GRPCHealthTag, grpcHealthErr)
+	}
+	return rt
+}
+
 // NodeName returns a node name unique to this test run: prefix, a dash and
 // 8 random hex digits (e.g. "t-docker-1f2e3d4c").
 func NodeName(prefix string) string {

@@ -1,6 +1,7 @@
 // Command buildimages builds the images actorlet's tests use, for the
 // Makefile: the pause image (testimages.PauseTag, compiled from
-// ./images/pause) and the test workload (testimages.TestWorkloadTag).
+// ./images/pause), the test workload (testimages.TestWorkloadTag) and the
+// gRPC health server (testimages.GRPCHealthTag).
 // Run it from inside the repository:
 //
 //	go run ./test/support/testimages/cmd/buildimages
@@ -39,5 +40,9 @@ func run() error {
 		return err
 	}
 	fmt.Println("built", testimages.TestWorkloadTag)
+	if err := testimages.Build(ctx, rt, testimages.GRPCHealthTag, testimages.GRPCHealthPkg); err != nil {
+		return err
+	}
+	fmt.Println("built", testimages.GRPCHealthTag)
 	return nil
 }
