@@ -920,6 +920,12 @@ func (w *world) checkConverged() {
 					continue // completed: not restarted under OnFailure
 				}
 			}
+			if policy == v1.RestartPolicyOnFailure && len(insts) == 0 && completedPerStatus(statuses[types.UID(uid)], c.Name) {
+				// Completed, then its exited instance was removed: the
+				// node's container history keeps it completed (issue 12,
+				// item 3: completed work is not run again).
+				continue
+			}
 			if len(run) != 1 {
 				w.notConverged(uid, "pod %s (%s, %s) container %s has %d running instances after %s: %s",
 					pod.Name, uid, policy, c.Name, len(run), convergeFor, describe(insts))
@@ -1019,4 +1025,18 @@ func describePods(pods map[string]*v1.Pod) string {
 			*p.Spec.TerminationGracePeriodSeconds, uid, strings.Join(cs, " ")))
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// completedPerStatus: the node reports container name of pod st as
+// terminated with exit code 0.
+func completedPerStatus(st *v1.Pod, name string) bool {
+	if st == nil {
+		return false
+	}
+	for _, cs := range st.Status.ContainerStatuses {
+		if cs.Name == name {
+			return cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		}
+	}
+	return false
 }
