@@ -13,6 +13,9 @@ func (w *worker) killMessage(k podsync.Kill, name string) string {
 	if msg := w.killMessages[k.Container.ID]; msg != "" {
 		return msg
 	}
+	if k.Reason == podsync.ReasonSpecChanged && k.Sidecar {
+		return fmt.Sprintf("Init container %s definition changed", name)
+	}
 	if k.Reason == podsync.ReasonSpecChanged {
 		return fmt.Sprintf("Container %s definition changed, will be restarted", name)
 	}

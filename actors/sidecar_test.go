@@ -152,6 +152,9 @@ func TestSidecarProbes(t *testing.T) {
 			r := rt.Running("uid-probed", "s1")
 			return len(r) == 1 && r[0].Labels[runtimeadapter.LabelRestartCount] != "0"
 		})
+		if n := len(eventsWith(podEvents(t, h, "web"), "Killing", "Init container s1 failed liveness probe")); n != 1 {
+			t.Errorf("%d Killing events \"Init container s1 failed liveness probe\", want 1", n)
+		}
 		h.stop()
 		rt.Close()
 	})

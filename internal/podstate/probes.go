@@ -137,11 +137,11 @@ func (p *Pod) probeChanged(e ProbeChanged) bool {
 		ps.dirty = true // liveness and readiness may begin
 	case ch.Kill() && p.pod != nil:
 		var pr *v1.Probe
-		policy := p.pod.Spec.RestartPolicy
+		msg := ProbeKillMessage(e.Container, ch.Kind, p.pod.Spec.RestartPolicy)
 		for _, c := range append(append([]v1.Container(nil), p.pod.Spec.Containers...), p.pod.Spec.InitContainers...) {
 			if c.Name == e.Container {
-				if podsync.IsSidecar(&c) {
-					policy = v1.RestartPolicyAlways // a sidecar is restarted whatever the pod's policy
+				if podsync.IsSidecar(&c) { // as the kubelet words it; restarted whatever the pod's policy
+					msg = fmt.Sprintf("Init container %s failed %s probe", e.Container, ch.Kind)
 				}
 				pr = c.LivenessProbe
 				if ch.Kind == probe.Startup {
@@ -150,7 +150,7 @@ func (p *Pod) probeChanged(e ProbeChanged) bool {
 			}
 		}
 		put(&ps.unhealthy, ch.ContainerID, probe.KillGrace(pr, podsync.GracePeriod(p.pod)))
-		put(&ps.killMessages, ch.ContainerID, ProbeKillMessage(e.Container, ch.Kind, policy))
+		put(&ps.killMessages, ch.ContainerID, msg)
 	default:
 		return false
 	}
