@@ -69,7 +69,7 @@ const (
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
 	whyVolumeKind  = "only emptyDir and hostPath volumes are mounted"
-	whyEnvSource   = "only valueFrom.fieldRef is resolved"
+	whyEnvSource   = "only valueFrom.fieldRef and valueFrom.resourceFieldRef are resolved"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -191,8 +191,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "workingDir", support: supported},
 	{scope: containerScope, path: "env[*].name", support: supported},
 	{scope: containerScope, path: "env[*].value", support: supported},
-	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported}, // paths checked in validateEnv
-	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported},         // paths checked in validateEnv
+	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: supported}, // resources checked in validateEnvSource
 	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
 	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
 	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},

@@ -28,10 +28,10 @@ func TestValidateRun(t *testing.T) {
 			fieldEnv("NODE", "spec.nodeName"), fieldEnv("SA", "spec.serviceAccountName"),
 			fieldEnv("L", "metadata.labels['app']"), fieldEnv("A", "metadata.annotations['example.com/x']"),
 		)},
-		{name: "fieldRef status.podIP", mutate: setEnvVars(fieldEnv("IP", "status.podIP")),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Forbidden: not supported by actorlet: status.podIP is not known before the pod's sandbox starts"}},
-		{name: "fieldRef status.hostIP", mutate: setEnvVars(fieldEnv("IP", "status.hostIP")),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Forbidden: not supported by actorlet: status.hostIP"}},
+		{name: "fieldRef status paths", mutate: setEnvVars(
+			fieldEnv("IP", "status.podIP"), fieldEnv("IPS", "status.podIPs"),
+			fieldEnv("HOST", "status.hostIP"), fieldEnv("HOSTS", "status.hostIPs"),
+		)},
 		{name: "fieldRef unknown path", mutate: setEnvVars(fieldEnv("X", "spec.hostname")),
 			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.hostname"`}},
 		{name: "fieldRef empty path", mutate: setEnvVars(fieldEnv("X", "")),
@@ -60,8 +60,18 @@ func TestValidateRun(t *testing.T) {
 			"spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not have more than one field",
 			"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet",
 		}},
-		{name: "resourceFieldRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.resourceFieldRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef is resolved"}},
+		{name: "resourceFieldRef", mutate: setEnvVars(
+			resourceEnv("A", "limits.cpu", "", ""), resourceEnv("B", "requests.cpu", "app", "1m"),
+			resourceEnv("C", "limits.memory", "", "1Mi"), resourceEnv("D", "requests.ephemeral-storage", "", "1k"),
+		)},
+		{name: "resourceFieldRef hugepages", mutate: setEnvVars(resourceEnv("A", "limits.hugepages-2Mi", "", "")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.hugepages-2Mi"`}},
+		{name: "resourceFieldRef no resource", mutate: setEnvVars(resourceEnv("A", "", "", "")),
+			wantErrs: []string{"spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Required value"}},
+		{name: "resourceFieldRef cpu divisor", mutate: setEnvVars(resourceEnv("A", "limits.cpu", "", "1Mi")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "1Mi"`}},
+		{name: "resourceFieldRef memory divisor", mutate: setEnvVars(resourceEnv("A", "limits.memory", "", "3")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "3"`}},
 		{name: "configMapKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}),
 			wantErrs: []string{"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet"}},
 		{name: "empty secretKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{}}}),
@@ -342,4 +352,13 @@ func addContainer(p *v1.Pod, name string) {
 	c := *p.Spec.Containers[0].DeepCopy()
 	c.Name = name
 	p.Spec.Containers = append(p.Spec.Containers, c)
+}
+
+// resourceEnv is an env var from a resourceFieldRef (divisor "" unset).
+func resourceEnv(name, res, container, divisor string) v1.EnvVar {
+	rf := &v1.ResourceFieldSelector{Resource: res, ContainerName: container}
+	if divisor != "" {
+		rf.Divisor = resource.MustParse(divisor)
+	}
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: rf}}
 }

@@ -28,6 +28,20 @@ type SpecOptions struct {
 	AllowHostPath bool
 	// AllowPrivileged lets containers run privileged (--allow-privileged).
 	AllowPrivileged bool
+	// HostIPs are the node's addresses (--node-ip, else found as the
+	// kubelet finds them): status.hostIP(s), and status.podIP(s) of
+	// hostNetwork pods. Empty: unknown (a fieldRef to them fails).
+	HostIPs []string
+	// Allocatable is the node's allocatable resources: a resourceFieldRef
+	// to a limit a container does not set resolves to it. Empty: unknown.
+	Allocatable v1.ResourceList
+}
+
+// DownwardFor is what the downward API resolves for a pod on node with
+// these options whose sandbox has address sandboxIP ("" when not known;
+// a hostNetwork pod has the node's addresses).
+func (o SpecOptions) DownwardFor(node string, pod *v1.Pod, sandboxIP string) Downward {
+	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable}
 }
 
 // CFS and shares constants, as the kubelet uses them.
@@ -146,7 +160,8 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //   - env: values (expanded with the variables defined before them) and
 //     valueFrom.fieldRef of metadata.name, metadata.namespace, metadata.uid,
 //     metadata.labels['<key>'], metadata.annotations['<key>'],
-//     spec.nodeName (node) and spec.serviceAccountName;
+//     spec.nodeName (node) and spec.serviceAccountName (AppSpecFor also
+//     resolves status.podIP(s), status.hostIP(s) and resourceFieldRef);
 //   - volumeMounts of emptyDir volumes (a bind mount of the pod's
 //     directory, or with medium Memory a tmpfs of sizeLimit) and hostPath
 //     volumes (a bind mount of the path; opts.AllowHostPath only), with
@@ -163,6 +178,15 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 // manifest.ValidateWith error, so a validated pod (with matching options)
 // never fails here.
 func AppSpecWith(opts SpecOptions, node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) (runtimeadapter.ContainerSpec, error) {
+	return AppSpecFor(opts, opts.DownwardFor(node, pod, ""), pod, c, sandboxID, restarts)
+}
+
+// AppSpecFor is AppSpecWith with what the downward API resolves beyond
+// the pod: d.NodeName is the node, d.HostIPs, d.PodIPs and d.Allocatable
+// resolve env fieldRefs status.hostIP(s) and status.podIP(s) and env
+// resourceFieldRefs (see Downward.FieldRef and Downward.ResourceFieldRef).
+func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) (runtimeadapter.ContainerSpec, error) {
+	node := d.NodeName
 	m := meta(node, pod, c.Name, runtimeadapter.TypeApp, ContainerHash(c), restarts)
 	s := runtimeadapter.ContainerSpec{
 		Name:       runtimeadapter.ContainerName(c.Name, pod.Name, pod.Namespace, string(pod.UID), restarts),
@@ -175,7 +199,7 @@ func AppSpecWith(opts SpecOptions, node string, pod *v1.Pod, c *v1.Container, sa
 	} else {
 		s.NetworkMode = "container:" + sandboxID
 	}
-	env, vars, err := containerEnv(node, pod, c)
+	env, vars, err := containerEnv(d, pod, c)
 	if err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}
