@@ -68,7 +68,8 @@ const (
 	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
-	whyVolumeKind  = "only emptyDir and hostPath volumes are mounted"
+	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"
+	whyProjection  = "only downwardAPI sources are projected"
 	whyEnvSource   = "only valueFrom.fieldRef and valueFrom.resourceFieldRef are resolved"
 )
 
@@ -115,7 +116,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].cinder", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].cephfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].flocker", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: supported}, // items checked in validateDownwardAPI
 	{scope: podScope, path: "spec.volumes[*].fc", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureFile", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].configMap", support: rejected, why: whyVolumeKind, harmless: isAbsent},
@@ -123,7 +124,11 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].quobyte", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].photonPersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].projected", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected", support: supported}, // downwardAPI sources only, see the rows below
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].configMap", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].secret", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].serviceAccountToken", support: rejected, why: whyProjection + "; a static pod has no service account token", harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].clusterTrustBundle", support: rejected, why: whyProjection, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].portworxVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].scaleIO", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].storageos", support: rejected, why: whyVolumeKind, harmless: isAbsent},

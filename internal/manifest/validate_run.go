@@ -194,6 +194,7 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 		if hp := vol.HostPath; hp != nil {
 			errs = append(errs, validateHostPath(hp, vp.Child("hostPath"))...)
 		}
+		errs = append(errs, validateDownwardVolume(spec, vol, vp)...)
 	}
 
 	memMounts := map[string]int{}
@@ -222,6 +223,9 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 			}
 			if vm.SubPath != "" {
 				errs = append(errs, validateLocalPath(vm.SubPath, mp.Child("subPath"))...)
+			}
+			if vol != nil && vm.SubPath != "" && (vol.DownwardAPI != nil || vol.Projected != nil) {
+				errs = append(errs, field.Forbidden(mp.Child("subPath"), notSupported+": a downwardAPI or projected volume is mounted whole"))
 			}
 			if vol != nil && isMemoryEmptyDir(vol) {
 				memMounts[vm.Name]++

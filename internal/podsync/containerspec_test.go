@@ -366,7 +366,7 @@ func TestAppSpecMounts(t *testing.T) {
 		{name: "secret volume", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
 			p.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "s", MountPath: "/s"}}
-		}, wantErr: `only emptyDir and hostPath volumes are supported`},
+		}, wantErr: `only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are supported`},
 		{name: "mountPropagation", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
 			p.Spec.Volumes = []v1.Volume{emptyDir("cache", "")}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "cache", MountPath: "/c", MountPropagation: ptr.To(v1.MountPropagationBidirectional)}}
