@@ -81,7 +81,7 @@ func podContainers(spec *v1.PodSpec, p *field.Path) []podContainer {
 }
 
 // validateEnvSource checks an env var's valueFrom (its kinds other than
-// fieldRef are rejected by the support table).
+// fieldRef and resourceFieldRef are rejected by the support table).
 func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 	vf := e.ValueFrom
 	if vf == nil {

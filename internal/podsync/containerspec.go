@@ -160,12 +160,17 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //   - env: values (expanded with the variables defined before them) and
 //     valueFrom.fieldRef of metadata.name, metadata.namespace, metadata.uid,
 //     metadata.labels['<key>'], metadata.annotations['<key>'],
-//     spec.nodeName (node) and spec.serviceAccountName (AppSpecFor also
-//     resolves status.podIP(s), status.hostIP(s) and resourceFieldRef);
+//     spec.nodeName (node), spec.serviceAccountName, status.hostIP(s)
+//     (opts.HostIPs) and status.podIP(s) (empty: AppSpecWith does not know
+//     the sandbox's address, AppSpecFor does; a hostNetwork pod has
+//     opts.HostIPs), and valueFrom.resourceFieldRef (opts.Allocatable for
+//     an unset limit);
 //   - volumeMounts of emptyDir volumes (a bind mount of the pod's
 //     directory, or with medium Memory a tmpfs of sizeLimit) and hostPath
 //     volumes (a bind mount of the path; opts.AllowHostPath only), with
-//     readOnly and subPath;
+//     readOnly and subPath, and of downwardAPI and projected volumes (a
+//     read-only bind mount of the directory volumeprep writes, see
+//     DownwardAPIPath);
 //   - resources: limits.memory → memory limit (no swap), limits.cpu → CFS
 //     quota per 100 ms period (at least 1 ms), requests.cpu (else
 //     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
