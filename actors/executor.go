@@ -52,7 +52,9 @@ type worker struct {
 	uid       types.UID
 	log       *zap.Logger
 	sandboxID string
-	emit      func(messages.EventType, string, string, string) // type, reason, container, message
+	// sandboxAddr is the address of sandbox sandboxAddrOf (see sandboxIP).
+	sandboxAddr, sandboxAddrOf string
+	emit                       func(messages.EventType, string, string, string) // type, reason, container, message
 }
 
 // event records a pod event (no-op without an emitter).
@@ -329,6 +331,26 @@ func (w *worker) startFailed(name, id string, err error) bool {
 	return true
 }
 
+// sandboxIP is the address of the pod's sandbox when c's env names it
+// (status.podIP(s)), read from the runtime once per sandbox; "" when c
+// does not need it or the pod uses the host's network.
+func (w *worker) sandboxIP(c *v1.Container) (string, error) {
+	if w.pod.Spec.HostNetwork || !podsync.NeedsPodIP(c) || w.sandboxID == "" {
+		return "", nil
+	}
+	if w.sandboxAddrOf == w.sandboxID {
+		return w.sandboxAddr, nil
+	}
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+	defer cancel()
+	sb, err := w.cfg.Runtime.Inspect(ctx, w.sandboxID)
+	if err != nil {
+		return "", fmt.Errorf("sandbox %s: its address: %w", short(w.sandboxID), err)
+	}
+	w.sandboxAddr, w.sandboxAddrOf = sb.IP, w.sandboxID
+	return sb.IP, nil
+}
+
 func (w *worker) createSandbox(attempt int) (string, error) {
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
@@ -381,7 +403,14 @@ func (w *worker) start(s podsync.Start) error {
 	if ok, err := w.image(c); !ok || w.aborted() {
 		return err // nil: the container waits for its image (not a sync error), or the pod changed
 	}
-	spec, err := podsync.AppSpecWith(w.cfg.Spec, w.cfg.NodeName, w.pod, c, w.sandboxID, s.Restarts)
+	ip, err := w.sandboxIP(c)
+	if w.aborted() {
+		return nil
+	}
+	var spec runtimeadapter.ContainerSpec
+	if err == nil {
+		spec, err = podsync.AppSpecFor(w.cfg.Spec, w.cfg.Spec.DownwardFor(w.cfg.NodeName, w.pod, ip), w.pod, c, w.sandboxID, s.Restarts)
+	}
 	if err == nil && s.Init {
 		spec = podsync.AsInit(spec, w.sandboxID)
 		if podsync.IsSidecar(c) {

@@ -32,12 +32,14 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -151,6 +153,17 @@ type Options struct {
 	// MaxEvents is how many events the node keeps for GetEvents, the
 	// oldest dropped first (default DefaultMaxEvents).
 	MaxEvents int
+	// HostIPs are the node's addresses (the kubelet's --node-ip): pods'
+	// status.hostIP(s), and the addresses of hostNetwork pods. Default:
+	// found as a standalone kubelet finds them (nodeinfo.HostIPs: the
+	// default route's interface); when none is found, a fieldRef to
+	// status.hostIP fails the container's start.
+	HostIPs []string
+	// Allocatable is the node's allocatable resources, which a
+	// resourceFieldRef to a limit a container does not set resolves to.
+	// Default: the node's CPUs, memory and the size of RootDir's
+	// filesystem (nodeinfo.Allocatable).
+	Allocatable v1.ResourceList
 }
 
 // ErrOptions: the options are unusable.
@@ -191,9 +204,24 @@ func (o Options) config() (actors.Config, error) {
 			rt = metrics.InstrumentRuntime(rt, m)
 		}
 	}
+	hostIPs := o.HostIPs
+	if len(hostIPs) == 0 {
+		hostIPs, _ = nodeinfo.HostIPs() // none found: a fieldRef to status.hostIP fails, naming it
+	}
+	alloc := o.Allocatable
+	if alloc == nil {
+		root := o.RootDir
+		if root == "" {
+			root = podsync.DefaultRootDir
+		}
+		alloc = nodeinfo.Allocatable(root)
+	}
 	return actors.Config{
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
-		Spec:         podsync.SpecOptions{RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath, ReadFile: os.ReadFile},
+		Spec: podsync.SpecOptions{
+			RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath,
+			ReadFile: os.ReadFile, HostIPs: hostIPs, Allocatable: alloc,
+		},
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
 		Backoff: b, History: o.History, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,

@@ -20,6 +20,7 @@ import (
 	"github.com/actorlet/actorlet/internal/fleet"
 	"github.com/actorlet/actorlet/internal/logging"
 	"github.com/actorlet/actorlet/internal/nodeapi"
+	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
@@ -47,6 +48,7 @@ type runFlags struct {
 	urlPeriod      time.Duration
 	urlHeaders     []string
 	nodeName       string
+	nodeIP         string
 	rootDir        string
 	podInfraImage  string
 	relistPeriod   time.Duration
@@ -93,6 +95,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.DurationVar(&f.urlPeriod, "manifest-url-period", urlsource.DefaultPeriod, "how often --manifest-url is polled")
 	fl.StringArrayVar(&f.urlHeaders, "manifest-url-header", nil, "HTTP header for --manifest-url requests, as 'Key: Value' (repeatable)")
 	fl.StringVar(&f.nodeName, "node-name", host, "this node's name, recorded on every container")
+	fl.StringVar(&f.nodeIP, "node-ip", "", "the node's address (or an IPv4 and an IPv6 one, comma-separated) for pods' status.hostIP and hostNetwork pods' podIP; default: the first global address of the default route's interface, as a standalone kubelet")
 	fl.StringVar(&f.rootDir, "root-dir", "/var/lib/actorlet", "directory for actorlet's state and node lock")
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
 	fl.DurationVar(&f.relistPeriod, "relist-period", node.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is not healthy: down, silent or unconfirmed; or with --runtime-events=false)")
@@ -132,6 +135,14 @@ func run(ctx context.Context, f runFlags) error {
 	defer func() { _ = log.Sync() }()
 	if f.nodeName == "" {
 		return fmt.Errorf("--node-name: empty, and the hostname is unknown")
+	}
+	var hostIPs []string
+	if f.nodeIP != "" {
+		if hostIPs, err = nodeinfo.ParseNodeIPs(f.nodeIP); err != nil {
+			return err
+		}
+	} else if hostIPs, err = nodeinfo.HostIPs(); err != nil {
+		log.Warn("the node's address is unknown: pods naming status.hostIP fail to start", zap.Error(err))
 	}
 	if f.relistPeriod <= 0 {
 		return fmt.Errorf("--relist-period %s: must be more than 0", f.relistPeriod)
@@ -226,6 +237,7 @@ func run(ctx context.Context, f runFlags) error {
 		Metrics:           reg,
 		InstrumentRuntime: true,
 		RootDir:           rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath,
+		HostIPs:        hostIPs,
 		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
 	})
 	if err != nil {

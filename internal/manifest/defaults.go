@@ -81,6 +81,37 @@ func SetDefaults(pod *v1.Pod) {
 	for i := range spec.EphemeralContainers {
 		defaultContainer((*v1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon), spec.HostNetwork)
 	}
+	for i := range spec.Volumes {
+		defaultDownwardVolume(&spec.Volumes[i])
+	}
+}
+
+// defaultDownwardVolume defaults a downwardAPI or projected volume as
+// Kubernetes does: defaultMode 0644, each item's fieldRef.apiVersion v1.
+func defaultDownwardVolume(vol *v1.Volume) {
+	items := func(list []v1.DownwardAPIVolumeFile) {
+		for i := range list {
+			if fr := list[i].FieldRef; fr != nil && fr.APIVersion == "" {
+				fr.APIVersion = defaultFieldRefAPIVersion
+			}
+		}
+	}
+	if d := vol.DownwardAPI; d != nil {
+		if d.DefaultMode == nil {
+			d.DefaultMode = ptr(v1.DownwardAPIVolumeSourceDefaultMode)
+		}
+		items(d.Items)
+	}
+	if p := vol.Projected; p != nil {
+		if p.DefaultMode == nil {
+			p.DefaultMode = ptr(v1.ProjectedVolumeSourceDefaultMode)
+		}
+		for _, src := range p.Sources {
+			if src.DownwardAPI != nil {
+				items(src.DownwardAPI.Items)
+			}
+		}
+	}
 }
 
 func defaultContainer(c *v1.Container, hostNetwork bool) {

@@ -76,6 +76,28 @@ func TestSetDefaults(t *testing.T) {
 			p.Spec.Containers[0].Image, p.Spec.Containers[0].ImagePullPolicy = "nginx", v1.PullNever
 		}, func(p *v1.Pod) any { return p.Spec.Containers[0].ImagePullPolicy }, v1.PullNever},
 
+		{"downwardAPI volume", func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+				Items: []v1.DownwardAPIVolumeFile{{Path: "l", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}},
+			}}}}
+		}, func(p *v1.Pod) any { return p.Spec.Volumes[0].DownwardAPI }, &v1.DownwardAPIVolumeSource{
+			DefaultMode: ptr(int32(0o644)),
+			Items:       []v1.DownwardAPIVolumeFile{{Path: "l", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels"}}},
+		}},
+		{"projected volume", func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+				DefaultMode: ptr(int32(0o400)),
+				Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+					Items: []v1.DownwardAPIVolumeFile{{Path: "n", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				}}},
+			}}}}
+		}, func(p *v1.Pod) any { return p.Spec.Volumes[0].Projected }, &v1.ProjectedVolumeSource{
+			DefaultMode: ptr(int32(0o400)),
+			Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+				Items: []v1.DownwardAPIVolumeFile{{Path: "n", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+			}}},
+		}},
+
 		{"port protocol", func(p *v1.Pod) { p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}} },
 			func(p *v1.Pod) any { return p.Spec.Containers[0].Ports[0] }, v1.ContainerPort{ContainerPort: 80, Protocol: v1.ProtocolTCP}},
 		{"port protocol kept", func(p *v1.Pod) {

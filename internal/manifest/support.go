@@ -67,8 +67,9 @@ const (
 	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
-	whyVolumeKind  = "only emptyDir and hostPath volumes are mounted"
-	whyEnvSource   = "only valueFrom.fieldRef is resolved"
+	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"
+	whyProjection  = "only downwardAPI sources are projected"
+	whyEnvSource   = "only valueFrom.fieldRef and valueFrom.resourceFieldRef are resolved"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -114,7 +115,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].cinder", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].cephfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].flocker", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: supported}, // items checked in validateDownwardAPI
 	{scope: podScope, path: "spec.volumes[*].fc", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureFile", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].configMap", support: rejected, why: whyVolumeKind, harmless: isAbsent},
@@ -122,7 +123,11 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].quobyte", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].photonPersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].projected", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected", support: supported}, // downwardAPI sources only, see the rows below
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].configMap", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].secret", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].serviceAccountToken", support: rejected, why: whyProjection + "; a static pod has no service account token", harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].clusterTrustBundle", support: rejected, why: whyProjection, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].portworxVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].scaleIO", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].storageos", support: rejected, why: whyVolumeKind, harmless: isAbsent},
@@ -190,8 +195,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "workingDir", support: supported},
 	{scope: containerScope, path: "env[*].name", support: supported},
 	{scope: containerScope, path: "env[*].value", support: supported},
-	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported}, // paths checked in validateEnv
-	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported},         // paths checked in validateEnv
+	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: supported}, // resources checked in validateEnvSource
 	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
 	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
 	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},

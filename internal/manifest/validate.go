@@ -65,8 +65,15 @@ func Validate(pod *v1.Pod) (warnings []string, err error) {
 // valueFrom excludes value; fieldRef has apiVersion v1 and a fieldPath
 // actorlet resolves: metadata.name, metadata.namespace, metadata.uid,
 // metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName,
-// spec.serviceAccountName (status.podIP and status.hostIP are Forbidden:
-// not known before the sandbox starts).
+// spec.serviceAccountName, status.podIP(s), status.hostIP(s); a
+// resourceFieldRef names limits. or requests. cpu, memory or
+// ephemeral-storage, with a divisor Kubernetes accepts.
+//
+// downwardAPI volumes (and projected ones, of downwardAPI sources): item
+// paths relative, without '..', unique; each item one fieldRef
+// (metadata.name, namespace, uid, labels, annotations, or one label or
+// annotation) or resourceFieldRef (containerName required, of the pod);
+// modes within 0777; mounted whole (no subPath).
 //
 // Volumes: names are unique DNS-1123 labels, each volume has at most one
 // source (none means emptyDir, as Kubernetes defaults it); emptyDir medium

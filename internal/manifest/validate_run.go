@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,12 +23,26 @@ import (
 // minMemoryLimit is Docker's minimum memory limit (6 MiB).
 const minMemoryLimit = 6 << 20
 
-// Env fieldRef paths actorlet resolves (podsync.FieldRefValue), besides
-// metadata.labels['<key>'] and metadata.annotations['<key>'].
-var fieldRefPaths = []string{"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName"}
+// Env fieldRef paths actorlet resolves (podsync.Downward.FieldRef),
+// besides metadata.labels['<key>'] and metadata.annotations['<key>'].
+var fieldRefPaths = []string{
+	"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+	"status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs",
+}
 
-// Env fieldRef paths Kubernetes knows but actorlet cannot resolve.
-var fieldRefUnknown = []string{"status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs"}
+// resourceFieldNames are the resources a resourceFieldRef may name
+// (podsync.Downward.ResourceFieldRef); Kubernetes also knows hugepages-*.
+var resourceFieldNames = []string{
+	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
+	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
+}
+
+// Divisors Kubernetes accepts: for CPU, 1m and 1; for memory and
+// ephemeral storage, 1 and the decimal and binary powers up to E and Ei.
+var (
+	cpuDivisors    = []string{"1m", "1"}
+	memoryDivisors = []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
+)
 
 var (
 	hostPathTypes = []v1.HostPathType{
@@ -66,7 +81,7 @@ func podContainers(spec *v1.PodSpec, p *field.Path) []podContainer {
 }
 
 // validateEnvSource checks an env var's valueFrom (its kinds other than
-// fieldRef are rejected by the support table).
+// fieldRef and resourceFieldRef are rejected by the support table).
 func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 	vf := e.ValueFrom
 	if vf == nil {
@@ -96,7 +111,39 @@ func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 		}
 		errs = append(errs, validateFieldPath(fr.FieldPath, fp.Child("fieldPath"))...)
 	}
+	if rf := vf.ResourceFieldRef; rf != nil {
+		errs = append(errs, validateResourceField(rf, vp.Child("resourceFieldRef"), false)...)
+	}
 	return errs
+}
+
+// validateResourceField checks a resourceFieldRef: a resource actorlet
+// resolves and a divisor Kubernetes accepts for it; in a volume
+// (inVolume) containerName is required.
+func validateResourceField(rf *v1.ResourceFieldSelector, p *field.Path, inVolume bool) field.ErrorList {
+	var errs field.ErrorList
+	if inVolume && rf.ContainerName == "" {
+		errs = append(errs, field.Required(p.Child("containerName"), ""))
+	}
+	switch {
+	case rf.Resource == "":
+		return append(errs, field.Required(p.Child("resource"), ""))
+	case !slices.Contains(resourceFieldNames, rf.Resource):
+		return append(errs, field.NotSupported(p.Child("resource"), rf.Resource, resourceFieldNames))
+	}
+	if rf.Divisor.IsZero() {
+		return errs
+	}
+	divisors := memoryDivisors
+	if strings.HasSuffix(rf.Resource, ".cpu") {
+		divisors = cpuDivisors
+	}
+	for _, d := range divisors {
+		if rf.Divisor.Cmp(resource.MustParse(d)) == 0 {
+			return errs
+		}
+	}
+	return append(errs, field.NotSupported(p.Child("divisor"), rf.Divisor.String(), divisors))
 }
 
 func validateFieldPath(fieldPath string, p *field.Path) field.ErrorList {
@@ -105,8 +152,6 @@ func validateFieldPath(fieldPath string, p *field.Path) field.ErrorList {
 		return field.ErrorList{field.Required(p, "")}
 	case slices.Contains(fieldRefPaths, fieldPath):
 		return nil
-	case slices.Contains(fieldRefUnknown, fieldPath):
-		return field.ErrorList{field.Forbidden(p, fmt.Sprintf("%s: %s is not known before the pod's sandbox starts", notSupported, fieldPath))}
 	}
 	for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
 		rest, ok := strings.CutPrefix(fieldPath, prefix)
@@ -149,6 +194,7 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 		if hp := vol.HostPath; hp != nil {
 			errs = append(errs, validateHostPath(hp, vp.Child("hostPath"))...)
 		}
+		errs = append(errs, validateDownwardVolume(spec, vol, vp)...)
 	}
 
 	memMounts := map[string]int{}
@@ -177,6 +223,9 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 			}
 			if vm.SubPath != "" {
 				errs = append(errs, validateLocalPath(vm.SubPath, mp.Child("subPath"))...)
+			}
+			if vol != nil && vm.SubPath != "" && (vol.DownwardAPI != nil || vol.Projected != nil) {
+				errs = append(errs, field.Forbidden(mp.Child("subPath"), notSupported+": a downwardAPI or projected volume is mounted whole"))
 			}
 			if vol != nil && isMemoryEmptyDir(vol) {
 				memMounts[vm.Name]++

@@ -28,10 +28,10 @@ func TestValidateRun(t *testing.T) {
 			fieldEnv("NODE", "spec.nodeName"), fieldEnv("SA", "spec.serviceAccountName"),
 			fieldEnv("L", "metadata.labels['app']"), fieldEnv("A", "metadata.annotations['example.com/x']"),
 		)},
-		{name: "fieldRef status.podIP", mutate: setEnvVars(fieldEnv("IP", "status.podIP")),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Forbidden: not supported by actorlet: status.podIP is not known before the pod's sandbox starts"}},
-		{name: "fieldRef status.hostIP", mutate: setEnvVars(fieldEnv("IP", "status.hostIP")),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Forbidden: not supported by actorlet: status.hostIP"}},
+		{name: "fieldRef status paths", mutate: setEnvVars(
+			fieldEnv("IP", "status.podIP"), fieldEnv("IPS", "status.podIPs"),
+			fieldEnv("HOST", "status.hostIP"), fieldEnv("HOSTS", "status.hostIPs"),
+		)},
 		{name: "fieldRef unknown path", mutate: setEnvVars(fieldEnv("X", "spec.hostname")),
 			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.hostname"`}},
 		{name: "fieldRef empty path", mutate: setEnvVars(fieldEnv("X", "")),
@@ -60,8 +60,18 @@ func TestValidateRun(t *testing.T) {
 			"spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not have more than one field",
 			"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet",
 		}},
-		{name: "resourceFieldRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.resourceFieldRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef is resolved"}},
+		{name: "resourceFieldRef", mutate: setEnvVars(
+			resourceEnv("A", "limits.cpu", "", ""), resourceEnv("B", "requests.cpu", "app", "1m"),
+			resourceEnv("C", "limits.memory", "", "1Mi"), resourceEnv("D", "requests.ephemeral-storage", "", "1k"),
+		)},
+		{name: "resourceFieldRef hugepages", mutate: setEnvVars(resourceEnv("A", "limits.hugepages-2Mi", "", "")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.hugepages-2Mi"`}},
+		{name: "resourceFieldRef no resource", mutate: setEnvVars(resourceEnv("A", "", "", "")),
+			wantErrs: []string{"spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Required value"}},
+		{name: "resourceFieldRef cpu divisor", mutate: setEnvVars(resourceEnv("A", "limits.cpu", "", "1Mi")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "1Mi"`}},
+		{name: "resourceFieldRef memory divisor", mutate: setEnvVars(resourceEnv("A", "limits.memory", "", "3")),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "3"`}},
 		{name: "configMapKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}),
 			wantErrs: []string{"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet"}},
 		{name: "empty secretKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{}}}),
@@ -134,11 +144,46 @@ func TestValidateRun(t *testing.T) {
 			withVolumes([]v1.Volume{v})(p)
 		}, wantErrs: []string{"spec.volumes[0]: Forbidden: may not specify more than 1 volume type"}},
 		{name: "secret volume", mutate: withVolumes([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}}),
-			wantErrs: []string{"spec.volumes[0].secret: Forbidden: not supported by actorlet: only emptyDir and hostPath volumes are mounted"}},
+			wantErrs: []string{"spec.volumes[0].secret: Forbidden: not supported by actorlet: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"}},
 		{name: "configMap volume", mutate: withVolumes([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}}),
-			wantErrs: []string{"spec.volumes[0].configMap: Forbidden: not supported by actorlet: only emptyDir and hostPath volumes are mounted"}},
-		{name: "empty volume source of an unsupported kind", mutate: withVolumes([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}}}),
-			wantErrs: []string{"spec.volumes[0].downwardAPI: Forbidden: not supported by actorlet"}},
+			wantErrs: []string{"spec.volumes[0].configMap: Forbidden: not supported by actorlet: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"}},
+		{name: "empty volume source of an unsupported kind", mutate: withVolumes([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}),
+			wantErrs: []string{"spec.volumes[0].secret: Forbidden: not supported by actorlet"}},
+		{name: "downwardAPI volume", mutate: withVolumes([]v1.Volume{downwardVol("info", ptr[int32](0o400),
+			dItem("labels", "metadata.labels"), dItem("annotations", "metadata.annotations"), dItem("name", "metadata.name"),
+			dItem("sub/ns", "metadata.namespace"), dItem("uid", "metadata.uid"), dItem("app", "metadata.labels['app']"),
+			v1.DownwardAPIVolumeFile{Path: "mem", Mode: ptr[int32](0o600), ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}},
+		)}, mountOf("info", "/etc/podinfo"))},
+		{name: "downwardAPI volume bad items", mutate: withVolumes([]v1.Volume{downwardVol("info", ptr[int32](0o1000),
+			dItem("ip", "status.podIP"), dItem("../x", "metadata.name"), dItem("a", "metadata.name"), dItem("a", "metadata.uid"),
+			v1.DownwardAPIVolumeFile{Path: "cpu", ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}},
+			v1.DownwardAPIVolumeFile{Path: "cpu2", ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "db", Resource: "limits.cpu"}},
+			v1.DownwardAPIVolumeFile{Path: "none"},
+		)}, v1.VolumeMount{Name: "info", MountPath: "/i", SubPath: "a"}),
+			wantErrs: []string{
+				"spec.volumes[0].downwardAPI.defaultMode: Invalid value: 512",
+				`spec.volumes[0].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "status.podIP"`,
+				`spec.volumes[0].downwardAPI.items[1].path: Invalid value: "../x": must not start with '..'`,
+				`spec.volumes[0].downwardAPI.items[3].path: Duplicate value: "a"`,
+				"spec.volumes[0].downwardAPI.items[4].resourceFieldRef.containerName: Required value",
+				`spec.volumes[0].downwardAPI.items[5].resourceFieldRef.containerName: Not found: "db"`,
+				"spec.volumes[0].downwardAPI.items[6]: Required value",
+				"spec.containers[0].volumeMounts[0].subPath: Forbidden: not supported by actorlet: a downwardAPI or projected volume is mounted whole",
+			}},
+		{name: "projected downwardAPI volume", mutate: withVolumes([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+			Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{dItem("name", "metadata.name")}}}},
+		}}}}, mountOf("p", "/p"))},
+		{name: "projected other sources", mutate: withVolumes([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+			Sources: []v1.VolumeProjection{
+				{ConfigMap: &v1.ConfigMapProjection{}}, {Secret: &v1.SecretProjection{}},
+				{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}},
+			},
+		}}}}, mountOf("p", "/p")),
+			wantErrs: []string{
+				"spec.volumes[0].projected.sources[0].configMap: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
+				"spec.volumes[0].projected.sources[1].secret: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
+				"spec.volumes[0].projected.sources[2].serviceAccountToken: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no service account token",
+			}},
 		{name: "volume name invalid", mutate: withVolumes([]v1.Volume{emptyDir("Data", "")}),
 			wantErrs: []string{`spec.volumes[0].name: Invalid value: "Data"`}},
 		{name: "volume name required", mutate: withVolumes([]v1.Volume{emptyDir("", "")}),
@@ -342,4 +387,21 @@ func addContainer(p *v1.Pod, name string) {
 	c := *p.Spec.Containers[0].DeepCopy()
 	c.Name = name
 	p.Spec.Containers = append(p.Spec.Containers, c)
+}
+
+// resourceEnv is an env var from a resourceFieldRef (divisor "" unset).
+func resourceEnv(name, res, container, divisor string) v1.EnvVar {
+	rf := &v1.ResourceFieldSelector{Resource: res, ContainerName: container}
+	if divisor != "" {
+		rf.Divisor = resource.MustParse(divisor)
+	}
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: rf}}
+}
+
+func downwardVol(name string, mode *int32, items ...v1.DownwardAPIVolumeFile) v1.Volume {
+	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: items, DefaultMode: mode}}}
+}
+
+func dItem(p, fieldPath string) v1.DownwardAPIVolumeFile {
+	return v1.DownwardAPIVolumeFile{Path: p, FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fieldPath}}
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// RetryInitial and RetryMax bound the delay before a failed sync is
 	// tried again (doubling from RetryInitial).
 	RetryInitial, RetryMax time.Duration
+	// HostIPs are the node's addresses, reported in the pod's status
+	// (hostIP, hostIPs; podIP and podIPs of a hostNetwork pod).
+	HostIPs []string
 }
 
 // Phase is what the pod's machine is doing, or waits for.
@@ -269,7 +272,8 @@ func (p *Pod) sync(out *effects, now time.Time) {
 	}
 	p.holdForWaits(out, &plan, now)
 	if pod != nil {
-		p.report(out, podsync.StatusWith(pod, cs, plan, podsync.Probes{Ready: p.probes.ready, Started: p.probes.startupPassed}), now)
+		st := podsync.StatusWith(pod, cs, plan, podsync.Probes{Ready: p.probes.ready, Started: p.probes.startupPassed})
+		p.report(out, podsync.WithHostIPs(st, pod, p.cfg.HostIPs), now)
 	}
 	if plan.Terminated {
 		p.phase = PhaseTerminated

@@ -30,9 +30,23 @@ func TestValidatedPodsBuild(t *testing.T) {
 		return func(p *v1.Pod) { p.Spec.Volumes, p.Spec.Containers[0].VolumeMounts = v, m }
 	}
 	mutations := map[string]func(*v1.Pod){
-		"bare":             func(*v1.Pod) {},
-		"fieldRefs":        env(fieldEnv("A", "metadata.name"), fieldEnv("B", "metadata.labels['x']"), fieldEnv("C", "spec.nodeName")),
-		"podIP":            env(fieldEnv("A", "status.podIP")),
+		"bare":               func(*v1.Pod) {},
+		"fieldRefs":          env(fieldEnv("A", "metadata.name"), fieldEnv("B", "metadata.labels['x']"), fieldEnv("C", "spec.nodeName")),
+		"podIP":              env(fieldEnv("A", "status.podIP")),
+		"status fields":      env(fieldEnv("A", "status.podIPs"), fieldEnv("B", "status.hostIP"), fieldEnv("C", "status.hostIPs")),
+		"resourceFieldRef":   env(v1.EnvVar{Name: "M", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}}}),
+		"resource hugepages": env(v1.EnvVar{Name: "M", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.hugepages-2Mi"}}}),
+		"downwardAPI": vols([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{
+			{Path: "l", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+			{Path: "c", ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
+		}}}}}, v1.VolumeMount{Name: "d", MountPath: "/d"}),
+		"downwardAPI subPath": vols([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}}}, v1.VolumeMount{Name: "d", MountPath: "/d", SubPath: "x"}),
+		"downwardAPI status": vols([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{
+			{Path: "ip", FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}},
+		}}}}}, v1.VolumeMount{Name: "d", MountPath: "/d"}),
+		"projected configMap": vols([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+			Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{}}},
+		}}}}, v1.VolumeMount{Name: "p", MountPath: "/p"}),
 		"bad fieldPath":    env(fieldEnv("A", "spec.nothing")),
 		"secretKeyRef":     env(v1.EnvVar{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}),
 		"emptyDir":         vols([]v1.Volume{emptyDir("a", "")}, v1.VolumeMount{Name: "a", MountPath: "/a", SubPath: "x", ReadOnly: true}),
@@ -66,7 +80,8 @@ func TestValidatedPodsBuild(t *testing.T) {
 	for name, mutate := range mutations {
 		for _, allow := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			vopts := manifest.ValidationOptions{AllowPrivileged: allow[0], AllowHostPath: allow[1]}
-			sopts := SpecOptions{RootDir: "/var/lib/actorlet", AllowPrivileged: allow[0], AllowHostPath: allow[1]}
+			sopts := SpecOptions{RootDir: "/var/lib/actorlet", AllowPrivileged: allow[0], AllowHostPath: allow[1],
+				HostIPs: []string{"10.0.0.5"}, Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")}}
 			t.Run(fmt.Sprintf("%s/%+v", name, vopts), func(t *testing.T) {
 				pod := &v1.Pod{}
 				pod.Name, pod.UID = "web", "uid-1"
@@ -85,6 +100,9 @@ func TestValidatedPodsBuild(t *testing.T) {
 				}
 				SandboxSpec(node, pod, "pause", 0)
 				PodDirs(sopts, pod)
+				if _, err := HostSetupOf(sopts, pod); err != nil {
+					t.Errorf("validated pod's volumes cannot be set up: %v", err)
+				}
 			})
 		}
 	}

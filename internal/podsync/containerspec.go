@@ -33,6 +33,20 @@ type SpecOptions struct {
 	// itself. nil makes a container with such a profile fail to start
 	// (CreateContainerConfigError).
 	ReadFile func(name string) ([]byte, error)
+	// HostIPs are the node's addresses (--node-ip, else found as the
+	// kubelet finds them): status.hostIP(s), and status.podIP(s) of
+	// hostNetwork pods. Empty: unknown (a fieldRef to them fails).
+	HostIPs []string
+	// Allocatable is the node's allocatable resources: a resourceFieldRef
+	// to a limit a container does not set resolves to it. Empty: unknown.
+	Allocatable v1.ResourceList
+}
+
+// DownwardFor is what the downward API resolves for a pod on node with
+// these options whose sandbox has address sandboxIP ("" when not known;
+// a hostNetwork pod has the node's addresses).
+func (o SpecOptions) DownwardFor(node string, pod *v1.Pod, sandboxIP string) Downward {
+	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable}
 }
 
 // CFS and shares constants, as the kubelet uses them.
@@ -151,11 +165,17 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //   - env: values (expanded with the variables defined before them) and
 //     valueFrom.fieldRef of metadata.name, metadata.namespace, metadata.uid,
 //     metadata.labels['<key>'], metadata.annotations['<key>'],
-//     spec.nodeName (node) and spec.serviceAccountName;
+//     spec.nodeName (node), spec.serviceAccountName, status.hostIP(s)
+//     (opts.HostIPs) and status.podIP(s) (empty: AppSpecWith does not know
+//     the sandbox's address, AppSpecFor does; a hostNetwork pod has
+//     opts.HostIPs), and valueFrom.resourceFieldRef (opts.Allocatable for
+//     an unset limit);
 //   - volumeMounts of emptyDir volumes (a bind mount of the pod's
 //     directory, or with medium Memory a tmpfs of sizeLimit) and hostPath
 //     volumes (a bind mount of the path; opts.AllowHostPath only), with
-//     readOnly and subPath;
+//     readOnly and subPath, and of downwardAPI and projected volumes (a
+//     read-only bind mount of the directory volumeprep writes, see
+//     DownwardAPIPath);
 //   - resources: limits.memory → memory limit (no swap), limits.cpu → CFS
 //     quota per 100 ms period (at least 1 ms), requests.cpu (else
 //     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
@@ -168,6 +188,15 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 // manifest.ValidateWith error, so a validated pod (with matching options)
 // never fails here.
 func AppSpecWith(opts SpecOptions, node string, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) (runtimeadapter.ContainerSpec, error) {
+	return AppSpecFor(opts, opts.DownwardFor(node, pod, ""), pod, c, sandboxID, restarts)
+}
+
+// AppSpecFor is AppSpecWith with what the downward API resolves beyond
+// the pod: d.NodeName is the node, d.HostIPs, d.PodIPs and d.Allocatable
+// resolve env fieldRefs status.hostIP(s) and status.podIP(s) and env
+// resourceFieldRefs (see Downward.FieldRef and Downward.ResourceFieldRef).
+func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sandboxID string, restarts int) (runtimeadapter.ContainerSpec, error) {
+	node := d.NodeName
 	m := meta(node, pod, c.Name, runtimeadapter.TypeApp, ContainerHash(c), restarts)
 	s := runtimeadapter.ContainerSpec{
 		Name:       runtimeadapter.ContainerName(c.Name, pod.Name, pod.Namespace, string(pod.UID), restarts),
@@ -180,7 +209,7 @@ func AppSpecWith(opts SpecOptions, node string, pod *v1.Pod, c *v1.Container, sa
 	} else {
 		s.NetworkMode = "container:" + sandboxID
 	}
-	env, vars, err := containerEnv(node, pod, c)
+	env, vars, err := containerEnv(d, pod, c)
 	if err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}

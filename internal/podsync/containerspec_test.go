@@ -239,15 +239,20 @@ func TestAppSpecEnv(t *testing.T) {
 				t.Errorf("entrypoint %q cmd %q, want nil (the image's)", s.Entrypoint, s.Cmd)
 			}
 		}},
-		{name: "status.podIP", mutate: func(_ *v1.Pod, c *v1.Container) {
+		{name: "status.podIP unknown is empty", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{{Name: "A", Value: "1"}, fieldEnv("IP", "status.podIP")}
-		}, wantErr: `env[1].valueFrom.fieldRef: fieldPath "status.podIP" is not supported by actorlet: it is not known before the pod's sandbox starts`},
+		}, check: func(t *testing.T, s runtimeadapter.ContainerSpec) {
+			wantStrings(t, "env", s.Env, []string{"A=1", "IP="})
+		}},
+		{name: "status.hostIP unknown", mutate: func(_ *v1.Pod, c *v1.Container) {
+			c.Env = []v1.EnvVar{{Name: "A", Value: "1"}, fieldEnv("IP", "status.hostIP")}
+		}, wantErr: `env[1].valueFrom.fieldRef: fieldPath "status.hostIP": the node's address is not known`},
 		{name: "unknown fieldPath", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{fieldEnv("X", "spec.hostname")}
 		}, wantErr: `env[0].valueFrom.fieldRef: fieldPath "spec.hostname" is not supported`},
 		{name: "secretKeyRef", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
-		}, wantErr: "env[0].valueFrom: only fieldRef is supported"},
+		}, wantErr: "env[0].valueFrom: only fieldRef and resourceFieldRef are supported"},
 	})
 }
 
@@ -361,7 +366,7 @@ func TestAppSpecMounts(t *testing.T) {
 		{name: "secret volume", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
 			p.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "s", MountPath: "/s"}}
-		}, wantErr: `only emptyDir and hostPath volumes are supported`},
+		}, wantErr: `only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are supported`},
 		{name: "mountPropagation", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
 			p.Spec.Volumes = []v1.Volume{emptyDir("cache", "")}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "cache", MountPath: "/c", MountPropagation: ptr.To(v1.MountPropagationBidirectional)}}

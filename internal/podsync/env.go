@@ -24,15 +24,63 @@ const (
 	fieldSubscriptEnd      = "']"
 )
 
+// Status field paths a fieldRef may name: the pod's and the node's
+// addresses.
+const (
+	FieldPodIP   = "status.podIP"
+	FieldPodIPs  = "status.podIPs"
+	FieldHostIP  = "status.hostIP"
+	FieldHostIPs = "status.hostIPs"
+)
+
+// Downward is what the downward API (env fieldRef and resourceFieldRef,
+// downwardAPI volumes) resolves beyond the pod's own spec: where the pod
+// runs and the addresses it has there.
+type Downward struct {
+	// NodeName is spec.nodeName: a static pod runs where it is read.
+	NodeName string
+	// HostIPs are the node's addresses (status.hostIP is the first);
+	// empty: unknown.
+	HostIPs []string
+	// PodIPs are the addresses of the pod's running sandbox (status.podIP
+	// is the first); empty: not known yet. For a hostNetwork pod the
+	// kubelet gives the host's addresses: use PodIPsFor.
+	PodIPs []string
+	// Allocatable is the node's allocatable resources: a resourceFieldRef
+	// to a limit the container does not set resolves to it, as the
+	// kubelet does.
+	Allocatable v1.ResourceList
+}
+
+// NeedsPodIP reports whether c's env names the pod's address
+// (status.podIP or status.podIPs): its spec needs the sandbox's address.
+func NeedsPodIP(c *v1.Container) bool {
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			if p := e.ValueFrom.FieldRef.FieldPath; p == FieldPodIP || p == FieldPodIPs {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FieldRefValue resolves an env var's valueFrom.fieldRef.fieldPath for pod
-// on node, as the kubelet does for the paths it knows before the pod's
-// sandbox starts: metadata.name, metadata.namespace, metadata.uid,
-// metadata.labels['<key>'] and metadata.annotations['<key>'] (empty when
-// the key is absent), spec.nodeName (node: a static pod runs where it is
-// read) and spec.serviceAccountName. Any other path is an error;
-// status.podIP(s) and status.hostIP(s) are not known when a container's
-// spec is built.
+// on node, knowing nothing of the pod's or node's addresses (see
+// Downward.FieldRef).
 func FieldRefValue(node string, pod *v1.Pod, path string) (string, error) {
+	return Downward{NodeName: node}.FieldRef(pod, path)
+}
+
+// FieldRef resolves a fieldRef.fieldPath for pod as the kubelet does:
+// metadata.name, metadata.namespace, metadata.uid,
+// metadata.labels['<key>'] and metadata.annotations['<key>'] (empty when
+// the key is absent), spec.nodeName, spec.serviceAccountName,
+// status.podIP (the first of d.PodIPs, empty when not known),
+// status.podIPs (d.PodIPs joined by ","), status.hostIP (the first of
+// d.HostIPs: an error when there is none) and status.hostIPs (joined by
+// ","). Any other path is an error.
+func (d Downward) FieldRef(pod *v1.Pod, path string) (string, error) {
 	switch path {
 	case FieldPodName:
 		return pod.Name, nil
@@ -41,11 +89,24 @@ func FieldRefValue(node string, pod *v1.Pod, path string) (string, error) {
 	case FieldPodUID:
 		return string(pod.UID), nil
 	case FieldNodeName:
-		return node, nil
+		return d.NodeName, nil
 	case FieldServiceAccountName:
 		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs":
-		return "", fmt.Errorf("fieldPath %q is not supported by actorlet: it is not known before the pod's sandbox starts", path)
+	case FieldPodIP:
+		if len(d.PodIPs) == 0 {
+			return "", nil
+		}
+		return d.PodIPs[0], nil
+	case FieldPodIPs:
+		return strings.Join(d.PodIPs, ","), nil
+	case FieldHostIP, FieldHostIPs:
+		if len(d.HostIPs) == 0 {
+			return "", fmt.Errorf("fieldPath %q: the node's address is not known", path)
+		}
+		if path == FieldHostIP {
+			return d.HostIPs[0], nil
+		}
+		return strings.Join(d.HostIPs, ","), nil
 	}
 	if key, ok := subscript(path, fieldLabelsPrefix); ok {
 		return pod.Labels[key], nil
@@ -70,9 +131,10 @@ func subscript(path, prefix string) (string, bool) {
 // containerEnv returns c's environment as KEY=VALUE, in spec order, and
 // the variables by name for expanding command and args. As the kubelet: a
 // value has $(VAR) references to variables defined before it expanded; a
-// valueFrom.fieldRef is resolved by FieldRefValue (not expanded). Other
-// valueFrom sources are errors.
-func containerEnv(node string, pod *v1.Pod, c *v1.Container) ([]string, map[string]string, error) {
+// valueFrom.fieldRef is resolved by Downward.FieldRef and a
+// valueFrom.resourceFieldRef by Downward.ResourceFieldRef (neither
+// expanded). Other valueFrom sources are errors.
+func containerEnv(d Downward, pod *v1.Pod, c *v1.Container) ([]string, map[string]string, error) {
 	if len(c.Env) == 0 {
 		return nil, nil, nil
 	}
@@ -84,13 +146,19 @@ func containerEnv(node string, pod *v1.Pod, c *v1.Container) ([]string, map[stri
 		case e.ValueFrom == nil:
 			val = expand(val, vars)
 		case e.ValueFrom.FieldRef != nil:
-			v, err := FieldRefValue(node, pod, e.ValueFrom.FieldRef.FieldPath)
+			v, err := d.FieldRef(pod, e.ValueFrom.FieldRef.FieldPath)
 			if err != nil {
 				return nil, nil, fmt.Errorf("env[%d].valueFrom.fieldRef: %w", i, err)
 			}
 			val = v
+		case e.ValueFrom.ResourceFieldRef != nil:
+			v, err := d.ResourceFieldRef(pod, c, e.ValueFrom.ResourceFieldRef)
+			if err != nil {
+				return nil, nil, fmt.Errorf("env[%d].valueFrom.resourceFieldRef: %w", i, err)
+			}
+			val = v
 		default:
-			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef is supported by actorlet", i)
+			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef and resourceFieldRef are supported by actorlet", i)
 		}
 		vars[e.Name] = val
 		env = append(env, e.Name+"="+val)

@@ -20,6 +20,9 @@ type HostSetup struct {
 	HostPaths []HostPathCheck
 	// SubPaths: each subPath of a mount, under its volume's host path.
 	SubPaths []SubPathCheck
+	// Written: each downwardAPI or projected volume, whose directory (one
+	// of Dirs) must hold exactly its files, written atomically.
+	Written []WrittenVolume
 }
 
 // HostPathCheck is a hostPath volume to check.
@@ -47,8 +50,16 @@ func HostSetupOf(opts SpecOptions, pod *v1.Pod) (HostSetup, error) {
 		if isDiskEmptyDir(&vol) && !filepath.IsAbs(opts.RootDir) {
 			return s, fmt.Errorf("volume %q: emptyDir needs an absolute root directory, have %q", vol.Name, opts.RootDir)
 		}
+		if isWrittenVolume(&vol) && !filepath.IsAbs(opts.RootDir) {
+			return s, fmt.Errorf("volume %q: a downwardAPI volume needs an absolute root directory, have %q", vol.Name, opts.RootDir)
+		}
 	}
 	s.Dirs = PodDirs(opts, pod)
+	written, err := writtenVolumes(opts, pod)
+	if err != nil {
+		return HostSetup{}, err
+	}
+	s.Written = written
 	if opts.AllowHostPath {
 		for _, vol := range pod.Spec.Volumes {
 			if vol.HostPath != nil {

@@ -74,6 +74,16 @@ func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 		add(base, podDirMode)
 		add(EmptyDirPath(opts.RootDir, uid, vol.Name), emptyDirMode)
 	}
+	for _, vol := range pod.Spec.Volumes {
+		if !isWrittenVolume(&vol) {
+			continue
+		}
+		base := filepath.Dir(DownwardAPIPath(opts.RootDir, uid, vol.Name))
+		add(PodDirPath(opts.RootDir, uid), podDirMode)
+		add(filepath.Dir(base), podDirMode)
+		add(base, podDirMode)
+		add(DownwardAPIPath(opts.RootDir, uid, vol.Name), writtenVolumeDirMode)
+	}
 	if opts.AllowHostPath {
 		for _, vol := range pod.Spec.Volumes {
 			if hp := vol.HostPath; hp != nil && (hp.Type == nil || *hp.Type == v1.HostPathUnset || *hp.Type == v1.HostPathDirectoryOrCreate) {
@@ -196,6 +206,15 @@ func mount(opts SpecOptions, pod *v1.Pod, vm v1.VolumeMount) (runtimeadapter.Mou
 			return none, fmt.Errorf("volume %q: hostPath volumes are not allowed on this node (--allow-host-path)", vol.Name)
 		}
 		m.Source = filepath.Join(vol.HostPath.Path, vm.SubPath)
+	case isWrittenVolume(vol):
+		if vm.SubPath != "" {
+			return none, fmt.Errorf("volume %q: subPath of a downwardAPI or projected volume is not supported by actorlet", vol.Name)
+		}
+		if !filepath.IsAbs(opts.RootDir) {
+			return none, fmt.Errorf("volume %q: a downwardAPI volume needs an absolute root directory, have %q", vol.Name, opts.RootDir)
+		}
+		m.Source = DownwardAPIPath(opts.RootDir, pod.UID, vol.Name)
+		m.ReadOnly = true // as the kubelet: the files are the node's to write
 	case isEmptyDir(vol):
 		switch medium := emptyDirMedium(vol); medium {
 		case v1.StorageMediumMemory:
@@ -215,7 +234,7 @@ func mount(opts SpecOptions, pod *v1.Pod, vm v1.VolumeMount) (runtimeadapter.Mou
 			return none, fmt.Errorf("volume %q: emptyDir medium %q is not supported by actorlet", vol.Name, medium)
 		}
 	default:
-		return none, fmt.Errorf("volume %q: only emptyDir and hostPath volumes are supported by actorlet", vol.Name)
+		return none, fmt.Errorf("volume %q: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are supported by actorlet", vol.Name)
 	}
 	return m, nil
 }

@@ -10,12 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/atomicdir"
 	"github.com/actorlet/actorlet/internal/podsync"
 )
+
+// now names a written volume's new set (atomicdir.Write); only a name, so
+// the wall clock is fine.
+var now = time.Now
 
 // Prepare makes the host side of pod's volumes ready; call it
 // before creating each app (or init) container of the pod, as the kubelet
@@ -33,7 +39,11 @@ import (
 //     volume, so a container cannot make another container mount a host
 //     path of its choosing (the check and Docker's mount are not atomic:
 //     a container racing the check can still win; see the kubelet's
-//     CVE-2017-1002101 for the full fix, which Docker's API cannot take).
+//     CVE-2017-1002101 for the full fix, which Docker's API cannot take);
+//  4. writes the files of each downwardAPI or projected volume into its
+//     directory with internal/atomicdir (a ..data link swapped atomically;
+//     an unchanged set is left alone), so a container that has the
+//     directory mounted sees the whole old set or the whole new one.
 //
 // Errors name the volume or directory. It does nothing for a pod without
 // volumes.
@@ -55,6 +65,15 @@ func Prepare(opts podsync.SpecOptions, pod *v1.Pod) error {
 	for _, sp := range setup.SubPaths {
 		if err := checkNoSymlink(sp.Base, sp.SubPath); err != nil {
 			return fmt.Errorf("container %q: volume %q: subPath %q: %w", sp.Container, sp.Volume, sp.SubPath, err)
+		}
+	}
+	for _, wv := range setup.Written {
+		files := make(map[string]atomicdir.File, len(wv.Files))
+		for p, f := range wv.Files {
+			files[p] = atomicdir.File{Data: f.Data, Mode: f.Mode}
+		}
+		if _, err := atomicdir.Write(wv.Dir, files, now()); err != nil {
+			return fmt.Errorf("volume %q: %w", wv.Volume, err)
 		}
 	}
 	return nil

@@ -170,3 +170,45 @@ func TestPrepareHostPath(t *testing.T) {
 		t.Errorf("a hostPath directory was made without AllowHostPath: %v", err)
 	}
 }
+
+func TestPrepareWritesDownwardAPIVolumes(t *testing.T) {
+	root := t.TempDir()
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	pod.Labels = map[string]string{"app": "web"}
+	pod.Spec.Volumes = []v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+		Items: []v1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}},
+	}}}}
+	opts := podsync.SpecOptions{RootDir: root}
+	if err := Prepare(opts, pod); err != nil {
+		t.Fatal(err)
+	}
+	dir := podsync.DownwardAPIPath(root, pod.UID, "info")
+	read := func() string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, "labels"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if got := read(); got != `app="web"` {
+		t.Fatalf("labels = %q", got)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "labels")); err != nil || target != "..data/labels" {
+		t.Fatalf("labels -> %q, %v; want a link through ..data", target, err)
+	}
+	first, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if err := Prepare(opts, pod); err != nil { // before each container: unchanged, left alone
+		t.Fatal(err)
+	}
+	if again, _ := os.Readlink(filepath.Join(dir, "..data")); again != first {
+		t.Errorf("an unchanged set was rewritten: ..data %q then %q", first, again)
+	}
+	pod.Labels["tier"] = "front"
+	if err := Prepare(opts, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != "app=\"web\"\ntier=\"front\"" {
+		t.Fatalf("labels after a change = %q", got)
+	}
+}

@@ -45,6 +45,8 @@ type env struct {
 	node      string
 	rootDir   string
 	manifests string
+	// agentArgs are extra flags for the agents startAgent runs.
+	agentArgs []string
 }
 
 // newEnv builds the test images (skipping or failing without Docker, see
@@ -119,6 +121,7 @@ func (e *env) startAgentEnv(name string, environ []string) *agent {
 		"--log-format", "json",
 		"--port", "0", // any free port: tests run side by side
 	}
+	args = append(args, e.agentArgs...)
 	a := &agent{t: e.t, name: name, args: args, out: &syncBuffer{}, done: make(chan struct{})}
 	a.cmd = exec.Command(actorletBinary(e.t), args...)
 	if environ != nil {
