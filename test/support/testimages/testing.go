@@ -63,18 +63,27 @@ var (
 func EnsureTestImages(t testing.TB) *docker.Runtime {
 	t.Helper()
 	rt := RequireDocker(t)
-	imagesOnce.Do(func() {
+	buildOnce(t, &imagesOnce, &imagesErr, "test images", func(ctx context.Context) error {
+		if err := BuildPause(ctx, rt, PauseTag); err != nil {
+			return err
+		}
+		return Build(ctx, rt, TestWorkloadTag, TestWorkloadPkg)
+	})
+	return rt
+}
+
+// buildOnce runs build once per test process (once, its error kept in
+// *errp) within buildTimeout, and fails t, naming what, if it failed.
+func buildOnce(t testing.TB, once *sync.Once, errp *error, what string, build func(context.Context) error) {
+	t.Helper()
+	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
-		imagesErr = BuildPause(ctx, rt, PauseTag)
-		if imagesErr == nil {
-			imagesErr = Build(ctx, rt, TestWorkloadTag, TestWorkloadPkg)
-		}
+		*errp = build(ctx)
 	})
-	if imagesErr != nil {
-		t.Fatalf("build test images: %v", imagesErr)
+	if *errp != nil {
+		t.Fatalf("build %s: %v", what, *errp)
 	}
-	return rt
 }
 
 var (
@@ -88,14 +97,9 @@ var (
 func EnsureGRPCHealthImage(t testing.TB) *docker.Runtime {
 	t.Helper()
 	rt := EnsureTestImages(t)
-	grpcHealthOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		grpcHealthErr = Build(ctx, rt, GRPCHealthTag, GRPCHealthPkg)
+	buildOnce(t, &grpcHealthOnce, &grpcHealthErr, "test image "+GRPCHealthTag, func(ctx context.Context) error {
+		return Build(ctx, rt, GRPCHealthTag, GRPCHealthPkg)
 	})
-	if grpcHealthErr != nil {
-		t.Fatalf("build test image %s: %v", GRPCHealthTag, grpcHealthErr)
-	}
 	return rt
 }
 
