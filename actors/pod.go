@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/actorlet/actorlet/internal/dispatch"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/podstate"
 	"github.com/actorlet/actorlet/internal/protocol"
@@ -68,13 +69,19 @@ var incarnations atomic.Uint64
 
 // newPodProps returns the props of every pod actor of a router: one
 // value for all (a pod actor learns its UID from its name, "pod-<uid>"),
-// so that an idle pod costs no props of its own.
-func newPodProps(cfg Config, node *actor.PID) *actor.Props {
+// so that an idle pod costs no props of its own. Their mailboxes run on
+// pool's goroutines (see package dispatch).
+func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props {
 	shared := &cfg
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{cfg: shared, node: node}
-	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)))...)
+	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
+		actor.WithDispatcher(pool))...)
 }
+
+// mailboxThroughput is how many messages a pod actor takes in a row
+// before it lets other goroutines run (protoactor's default).
+const mailboxThroughput = 300
 
 // podActorName is the name a router spawns uid's pod actor under.
 func podActorName(uid types.UID) string { return "pod-" + string(uid) }

@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/actorlet/actorlet/internal/dispatch"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/supervision"
@@ -20,8 +21,9 @@ type router struct {
 	log      *zap.Logger
 	pods     map[types.UID]*podEntry
 	byPID    map[string]types.UID
-	podProps *actor.Props // every pod actor's
-	stopping bool         // the router itself is stopping: its children end with it
+	podProps *actor.Props   // every pod actor's
+	pool     *dispatch.Pool // the goroutines their mailboxes run on
+	stopping bool           // the router itself is stopping: its children end with it
 	// retiring: pod actors told to stop (PID id → UID), until their
 	// Terminated; their names stay taken until then. respawn: a spec for
 	// such a UID, sent to a new pod actor once the old one is gone.
@@ -42,14 +44,26 @@ func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
 	}, append(cfg.mailbox(metrics.KindRouter), actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))...)
 }
 
+// closePool ends the goroutines of the pod actors' mailboxes (late
+// messages still run, each on a goroutine of its own).
+func (r *router) closePool() {
+	if r.pool != nil {
+		r.pool.Close()
+	}
+}
+
 func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		r.stopping = false
 		ctx.Send(ctx.Parent(), &protocol.RouterStarted{})
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Stopping:
 		r.stopping = true
+	case *actor.Restarting:
+		r.stopping = true
+		r.closePool()
 	case *actor.Stopped:
+		r.closePool()
 		// Every pod actor has stopped: the records they kept reach the
 		// state file before the node is gone (an agent restarted next
 		// reads them).
@@ -136,7 +150,8 @@ func (r *router) deliver(ctx actor.Context, uid types.UID, m any) {
 			}
 		}
 		if r.podProps == nil {
-			r.podProps = newPodProps(r.cfg, r.node)
+			r.pool = dispatch.New(mailboxThroughput)
+			r.podProps = newPodProps(r.cfg, r.node, r.pool)
 		}
 		pid, err := ctx.SpawnNamed(r.podProps, podActorName(uid))
 		if err != nil {

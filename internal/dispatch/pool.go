@@ -1,0 +1,161 @@
+// Package dispatch runs actor mailboxes on a pool of reused goroutines.
+//
+// protoactor-go's default dispatcher starts a goroutine each time an idle
+// mailbox gets a message. A pod actor's mailbox is idle almost always, so
+// each message it gets pays for a new goroutine, and, when the runtime
+// starts goroutines with 2 KiB of stack (its starting size adapts to the
+// average stack use it sees at each GC), for growing that stack: the
+// mailbox's own frames use about 1 KiB before the actor's Receive runs.
+// Measured in the pipeline benchmark (BENCHMARKS.md), that growth was a
+// fifth of the CPU of a PLEG batch. A Pool runs mailboxes on goroutines
+// that keep their grown stacks from one mailbox to the next.
+package dispatch
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Pool is an actor.Dispatcher (Schedule, Throughput). Schedule queues the
+// mailbox for the pool's goroutines and starts one more while none is
+// idle and fewer than the pool's bound run; it never blocks (a full queue
+// runs the mailbox on a goroutine of its own, as the default dispatcher
+// does). So a Receive that blocks holds one of the pool's goroutines:
+// mailboxes queued behind it wait only if every goroutine of the pool is
+// held at once. Actors run on a pool must not block in Receive (actorlet's
+// pod actors never wait on the runtime there).
+//
+// A goroutine with nothing to do for the pool's idle time ends; Close ends
+// them all at once (a testing/synctest bubble's clock stops when its test
+// returns: close the pool before). After Close, Schedule runs each mailbox
+// on a goroutine of its own, as the default dispatcher.
+type Pool struct {
+	queue      chan func()
+	throughput int
+	idleFor    time.Duration
+	max        int32
+	running    atomic.Int32 // goroutines of the pool
+	idle       atomic.Int32 // of which waiting for the queue
+	closed     atomic.Bool
+	done       chan struct{}
+	closeOnce  sync.Once
+}
+
+// Defaults of New.
+const (
+	// DefaultIdle is how long a goroutine waits for another mailbox.
+	DefaultIdle = time.Second
+	// DefaultMax bounds the pool's goroutines.
+	DefaultMax = 256
+	// queueLen bounds the mailboxes queued (beyond it: a goroutine each).
+	queueLen = 4096
+)
+
+// New returns a pool whose mailboxes process at most throughput messages
+// before they yield (protoactor's default is 300), with DefaultIdle and
+// DefaultMax.
+func New(throughput int) *Pool { return NewWith(throughput, DefaultIdle, DefaultMax) }
+
+// NewWith returns a pool with its idle time and its bound of goroutines.
+func NewWith(throughput int, idle time.Duration, max int) *Pool {
+	return &Pool{queue: make(chan func(), queueLen), throughput: throughput, idleFor: idle, max: int32(max), done: make(chan struct{})}
+}
+
+// Close ends the pool's goroutines once they have run what is queued.
+func (p *Pool) Close() {
+	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		close(p.done)
+	})
+}
+
+// drain runs what is queued on goroutines of their own.
+func (p *Pool) drain() {
+	for {
+		select {
+		case fn := <-p.queue:
+			go fn()
+		default:
+			return
+		}
+	}
+}
+
+// Throughput is the messages a mailbox processes before it yields.
+func (p *Pool) Throughput() int { return p.throughput }
+
+// Running is the number of the pool's goroutines.
+func (p *Pool) Running() int { return int(p.running.Load()) }
+
+// Schedule runs fn on a goroutine of the pool.
+func (p *Pool) Schedule(fn func()) {
+	if p.closed.Load() {
+		go fn()
+		return
+	}
+	select {
+	case p.queue <- fn:
+	default:
+		go fn() // the queue is full
+		return
+	}
+	if p.closed.Load() { // closed meanwhile: its goroutines may be gone
+		p.drain()
+		return
+	}
+	if p.idle.Load() == 0 && p.reserve() {
+		go p.work()
+	}
+}
+
+// reserve counts one more goroutine, unless the pool has its bound.
+func (p *Pool) reserve() bool {
+	for {
+		n := p.running.Load()
+		if n >= p.max {
+			return false
+		}
+		if p.running.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (p *Pool) work() {
+	var t *time.Timer
+	for {
+		select {
+		case fn := <-p.queue:
+			fn()
+			continue
+		default:
+		}
+		if t == nil {
+			t = time.NewTimer(p.idleFor)
+		} else {
+			t.Reset(p.idleFor)
+		}
+		p.idle.Add(1)
+		select {
+		case fn := <-p.queue:
+			p.idle.Add(-1)
+			fn()
+			continue
+		case <-t.C:
+		case <-p.done:
+			p.idle.Add(-1)
+			p.running.Add(-1)
+			t.Stop()
+			p.drain()
+			return
+		}
+		p.idle.Add(-1)
+		p.running.Add(-1)
+		// A mailbox queued while this goroutine counted as idle started
+		// no goroutine: take it unless another goroutine will.
+		if len(p.queue) == 0 || !p.reserve() {
+			return
+		}
+	}
+}
