@@ -43,6 +43,8 @@ type podActor struct {
 	timer podTimer
 	// probes: one child per container and probe kind, "<container>/<kind>".
 	probes map[string]*actor.PID
+	// listed is the event of the PLEG batch being stepped (reused).
+	listed podstate.Listed
 }
 
 // podTimer is the one timer the machine asked for; gen tells a stale
@@ -160,7 +162,8 @@ func (a *podActor) event(msg any) podstate.Event {
 		return podstate.RuntimeHealth{Healthy: m.Healthy}
 	case *protocol.PodTransitions:
 		a.logTransitions(m)
-		return podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
+		a.listed = podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
+		return &a.listed // no allocation per batch: the machine keeps nothing of it
 	case *protocol.ContainerExited:
 		if a.log.Core().Enabled(zap.DebugLevel) {
 			a.log.Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))

@@ -29,7 +29,10 @@ type (
 	// From and Until (zero: at ObservedAt), at the runtime's state
 	// Version (0: none). The PLEG's events (ContainerStarted, Died …) are
 	// not part of it: the listing holds every change they name, and the
-	// machine plans on listings.
+	// machine plans on listings. Step takes it by pointer (*Listed), so
+	// that the shell can hand over the PLEG's batches without an
+	// allocation each; the machine keeps nothing of the struct itself
+	// (the Containers slice it may keep is never changed).
 	Listed struct {
 		Containers              []runtimeadapter.Container
 		From, Until, ObservedAt time.Time
@@ -64,7 +67,7 @@ func (Started) event()       {}
 func (SpecChanged) event()   {}
 func (Removed) event()       {}
 func (RuntimeHealth) event() {}
-func (Listed) event()        {}
+func (*Listed) event()       {}
 func (Died) event()          {}
 func (SyncRequested) event() {}
 func (WorkDone) event()      {}

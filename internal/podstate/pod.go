@@ -168,8 +168,8 @@ func (p *Pod) step(out *effects, ev Event, now time.Time) {
 		if e.Healthy {
 			p.sync(out, now)
 		}
-	case Listed:
-		p.takeListed(out, e)
+	case *Listed:
+		p.takeListed(out, *e)
 	case Died:
 		if p.died(e) {
 			p.requestSync(out)

@@ -184,35 +184,35 @@ func TestStep(t *testing.T) {
 			step{time.Minute, Died{ContainerID: "other", At: t0}, "", PhaseIdle},
 		)},
 		{"a burst of PLEG listings is planned once", seq(
-			step{time.Minute, Listed{Containers: dead, ObservedAt: t0.Add(time.Minute)}, "RequestSync", PhaseIdle},
-			step{time.Minute, Listed{Containers: dead, ObservedAt: t0.Add(time.Minute + 1)}, "", PhaseIdle},
+			step{time.Minute, &Listed{Containers: dead, ObservedAt: t0.Add(time.Minute)}, "RequestSync", PhaseIdle},
+			step{time.Minute, &Listed{Containers: dead, ObservedAt: t0.Add(time.Minute + 1)}, "", PhaseIdle},
 			step{time.Minute, SyncRequested{}, "ProbeTargets; Persist; Report Running; SyncBegan; Run[start app]", PhaseSyncing},
 		)},
 		{"a listing that changes nothing needs no sync", seq(
-			step{time.Minute, Listed{Containers: up, ObservedAt: t0.Add(time.Minute)}, "", PhaseIdle},
+			step{time.Minute, &Listed{Containers: up, ObservedAt: t0.Add(time.Minute)}, "", PhaseIdle},
 		)},
 		// TestSlowRelistDeathIsNotLost: a PLEG listing whose span overlaps
 		// the one held and disagrees with it is not dropped: list again.
 		{"an overlapping listing that disagrees: list again", seq(
-			step{time.Minute, Listed{Containers: dead, From: t0.Add(-time.Second), Until: t0.Add(time.Second)}, "RequestSync", PhaseIdle},
+			step{time.Minute, &Listed{Containers: dead, From: t0.Add(-time.Second), Until: t0.Add(time.Second)}, "RequestSync", PhaseIdle},
 			step{time.Minute, SyncRequested{}, "List", PhaseListing},
 		)},
 		{"an older listing is dropped", seq(
-			step{time.Minute, Listed{Containers: dead, From: t0.Add(-2 * time.Second), Until: t0.Add(-time.Second)}, "", PhaseIdle},
+			step{time.Minute, &Listed{Containers: dead, From: t0.Add(-2 * time.Second), Until: t0.Add(-time.Second)}, "", PhaseIdle},
 		)},
 		{"versions order listings; the own listing wins a tie", []step{
 			{0, Started{}, "List", PhaseListing},
 			{0, SpecChanged{Pod: pod}, "SpawnProbes", PhaseListing},
 			{0, WorkDone{Listing: Listing{Containers: up, Version: 5}}, "SyncEnded; ProbeTargets; Persist; Report Running", PhaseIdle},
-			{time.Second, Listed{Containers: dead, Version: 4}, "", PhaseIdle},
-			{time.Second, Listed{Containers: dead, Version: 5}, "", PhaseIdle},
-			{time.Second, Listed{Containers: dead, Version: 6}, "RequestSync", PhaseIdle},
+			{time.Second, &Listed{Containers: dead, Version: 4}, "", PhaseIdle},
+			{time.Second, &Listed{Containers: dead, Version: 5}, "", PhaseIdle},
+			{time.Second, &Listed{Containers: dead, Version: 6}, "RequestSync", PhaseIdle},
 		}},
 		// An own listing that started before a PLEG listing came is
 		// ordered like any other, not taken as the newest.
 		{"an own listing older than a PLEG listing received meanwhile", []step{
 			{0, Started{}, "List", PhaseListing},
-			{0, Listed{Containers: dead, From: t0.Add(time.Second), Until: t0.Add(2 * time.Second)}, "RequestSync", PhaseListing},
+			{0, &Listed{Containers: dead, From: t0.Add(time.Second), Until: t0.Add(2 * time.Second)}, "RequestSync", PhaseListing},
 			{0, SyncRequested{}, "", PhaseListing},
 			{0, SpecChanged{Pod: pod}, "SpawnProbes", PhaseListing},
 			{3 * time.Second, listed(0, up...), "SyncEnded; ProbeTargets; Persist; Report Running; SyncBegan; Run[start app]", PhaseSyncing},
@@ -239,7 +239,7 @@ func TestStep(t *testing.T) {
 		)},
 		{"the runtime down: nothing is planned; back: list first", seq(
 			step{time.Minute, RuntimeHealth{Healthy: false}, "", PhaseIdle},
-			step{time.Minute, Listed{Containers: dead, ObservedAt: t0.Add(time.Minute)}, "RequestSync", PhaseIdle},
+			step{time.Minute, &Listed{Containers: dead, ObservedAt: t0.Add(time.Minute)}, "RequestSync", PhaseIdle},
 			step{time.Minute, SyncRequested{}, "", PhaseRuntimeDown},
 			step{2 * time.Minute, RuntimeHealth{Healthy: true}, "List", PhaseListing},
 		)},
