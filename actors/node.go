@@ -167,8 +167,8 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 		n.publish(ctx, e.Pod, e.Status, e.Removed)
 	case nodestate.Reject:
 		p := e.Pod
-		n.log.Warn("pod rejected at admission", zap.String("pod", nsName(p)), zap.String("reason", "NodePorts"), zap.String("message", e.Message))
-		n.record(messages.Event{Time: n.cfg.Clock.Now(), Type: messages.EventWarning, Reason: "NodePorts",
+		n.log.Warn("pod rejected at admission", zap.String("pod", nsName(p)), zap.String("reason", e.Reason), zap.String("message", e.Message))
+		n.record(messages.Event{Time: n.cfg.Clock.Now(), Type: messages.EventWarning, Reason: e.Reason,
 			Namespace: p.Namespace, Pod: p.Name, UID: p.UID, Message: e.Message})
 	case nodestate.PodFailed:
 		p := e.Pod

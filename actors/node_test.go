@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
@@ -459,6 +460,54 @@ func TestHostPortClashRejected(t *testing.T) {
 		for _, p := range res.(*messages.PodStatuses).Pods {
 			if p.Name == "b-second" && (p.Status.Phase != v1.PodFailed || p.Status.Reason != "NodePorts") {
 				t.Fatalf("b-second status %s/%s, want Failed/NodePorts", p.Status.Phase, p.Status.Reason)
+			}
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A pod whose requests do not fit in the node's allocatable resources is
+// rejected before it gets a container: Failed, reason OutOfcpu, the
+// kubelet's message, a warning event; a pod that fits runs.
+func TestResourceAdmissionRejects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		h := newHarness(t, rt)
+		h.cfg.Spec.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")}
+		h.start()
+		fits := testPod("a-fits", "uid-fits", v1.RestartPolicyAlways, "app")
+		fits.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1500m")}
+		big := testPod("b-big", "uid-big", v1.RestartPolicyAlways, "app")
+		big.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100")}
+		h.apply(fits, big)
+		waitFor(t, 10*time.Second, "fits running", func() bool { return len(rt.Running("uid-fits", "app")) == 1 })
+		const want = "Pod was rejected: Node didn't have enough resource: cpu, requested: 100000, used: 1500, capacity: 2000"
+		waitFor(t, 10*time.Second, "big Failed/OutOfcpu", func() bool {
+			res, err := h.sys.Root.RequestFuture(h.pid, &messages.GetPodStatuses{}, time.Second).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range res.(*messages.PodStatuses).Pods {
+				if p.Name == "b-big" {
+					return p.Status.Phase == v1.PodFailed && p.Status.Reason == "OutOfcpu" && p.Status.Message == want
+				}
+			}
+			return false
+		})
+		res, _ := h.sys.Root.RequestFuture(h.pid, &messages.GetEvents{}, time.Second).Result()
+		events := 0
+		for _, e := range res.(*messages.Events).Items {
+			if e.Pod == "b-big" && e.Reason == "OutOfcpu" && e.Type == messages.EventWarning && e.Message == strings.TrimPrefix(want, "Pod was rejected: ") {
+				events++
+			}
+		}
+		if events != 1 {
+			t.Errorf("%d OutOfcpu warning events for big, want 1", events)
+		}
+		for _, c := range rt.Containers() {
+			if c.Labels[runtimeadapter.LabelPodUID] == "uid-big" {
+				t.Fatalf("rejected pod got container %s", c.Name)
 			}
 		}
 		h.stop()

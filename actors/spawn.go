@@ -48,7 +48,7 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &nodeActor{
 			cfg: cfg, log: log, sources: names, runSources: run,
-			pods:    nodestate.New(cfg.NodeName, names),
+			pods:    newNodeState(cfg, names),
 			syncing: map[types.UID]time.Time{}, sourceErrs: map[string]error{},
 			subscribers: map[string]*actor.PID{},
 		}
@@ -107,4 +107,12 @@ func StopNode(root *actor.RootContext, pid *actor.PID, timeout time.Duration) er
 	case <-t.C:
 		return fmt.Errorf("stop node actor %s: not stopped within %s", pid.Id, timeout)
 	}
+}
+
+// newNodeState is the node's pod records, admitting pods against the
+// node's allocatable resources.
+func newNodeState(cfg Config, sources []string) *nodestate.State {
+	s := nodestate.New(cfg.NodeName, sources)
+	s.SetAllocatable(cfg.Spec.Allocatable)
+	return s
 }

@@ -62,6 +62,8 @@ type runFlags struct {
 	stopPods       bool
 	eventRelist    time.Duration
 	allowHostPath  bool
+	systemReserved string
+	kubeReserved   string
 	strict         bool
 	etcd           etcdFlags
 	nodeLease      time.Duration
@@ -117,6 +119,8 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
+	fl.StringVar(&f.systemReserved, "system-reserved", "", "cpu and memory kept from pods for the system, as the kubelet's (cpu=200m,memory=500Mi): pods are admitted against the node's CPUs and memory less this and --kube-reserved")
+	fl.StringVar(&f.kubeReserved, "kube-reserved", "", "cpu and memory kept from pods for actorlet and the runtime, as the kubelet's (cpu=100m,memory=200Mi)")
 	fl.BoolVar(&f.strict, "strict-manifests", false, "refuse a manifest document with an unknown field (by default, as the kubelet, the field is ignored with a warning naming it)")
 	fl.BoolVar(&f.stopPods, "stop-pods-on-exit", false, "on SIGTERM/SIGINT, stop and remove every pod (each within its grace period) before exiting")
 	f.etcd.addFlags(fl, nil)
@@ -161,6 +165,15 @@ func run(ctx context.Context, f runFlags) error {
 		return fmt.Errorf("--root-dir %s: %w", f.rootDir, err)
 	}
 	f.rootDir = rootDir
+	sysRes, err := nodeinfo.ParseReserved("--system-reserved", f.systemReserved)
+	if err != nil {
+		return err
+	}
+	kubeRes, err := nodeinfo.ParseReserved("--kube-reserved", f.kubeReserved)
+	if err != nil {
+		return err
+	}
+	allocatable := nodeinfo.Reserve(nodeinfo.Allocatable(rootDir), sysRes, kubeRes)
 	if f.etcd.enabled() && f.nodeLease <= 0 {
 		return fmt.Errorf("--node-lease-duration %s: must be more than 0", f.nodeLease)
 	}
@@ -237,7 +250,7 @@ func run(ctx context.Context, f runFlags) error {
 		Metrics:           reg,
 		InstrumentRuntime: true,
 		RootDir:           rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath,
-		HostIPs:        hostIPs,
+		HostIPs: hostIPs, Allocatable: allocatable,
 		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
 	})
 	if err != nil {

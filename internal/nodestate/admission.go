@@ -55,14 +55,11 @@ func portConflict(p *v1.Pod, admitted []*v1.Pod) (string, bool) {
 	return "", false
 }
 
-// rejectedStatus is the status of a pod refused at admission: Failed,
-// reason NodePorts, and no containers.
-func rejectedStatus(msg string) v1.PodStatus {
-	return v1.PodStatus{
-		Phase:   v1.PodFailed,
-		Reason:  "NodePorts",
-		Message: "Pod was rejected: Node didn't have free ports for the requested pod ports: " + msg,
-	}
+// rejectedStatus is the status of a pod refused at admission, as the
+// kubelet's: Failed, the reason, "Pod was rejected: " and why, and no
+// containers.
+func rejectedStatus(reason, msg string) v1.PodStatus {
+	return v1.PodStatus{Phase: v1.PodFailed, Reason: reason, Message: "Pod was rejected: " + msg}
 }
 
 // AdmissionOrder orders pods oldest first (then by namespace/name), so

@@ -86,7 +86,9 @@ func (s *State) want(p *v1.Pod) {
 // of the same namespace/name (or p's own UID, removed and desired again)
 // is terminating or lingering; it is sent when that changes (sendWaiting).
 // A pod not sent yet is admitted first: one that asks for a host port an
-// admitted pod holds is rejected.
+// admitted pod holds is rejected (NodePorts), and so is one whose requests
+// do not fit in the node's allocatable resources beside those of the
+// active pods (OutOfcpu, OutOfmemory).
 func (s *State) send(r *Record, p *v1.Pod) {
 	if !s.relisted {
 		return
@@ -104,9 +106,11 @@ func (s *State) send(r *Record, p *v1.Pod) {
 	}
 	if r.Phase == Waiting {
 		if msg, clash := portConflict(p, s.admitted(p)); clash {
-			s.setPhase(r, Rejected)
-			r.Status, r.HasStatus = rejectedStatus(msg), true
-			s.emit(Reject{Pod: p, Message: msg}, Publish{Pod: p, Status: r.Status})
+			s.reject(r, p, "NodePorts", "Node didn't have free ports for the requested pod ports: "+msg)
+			return
+		}
+		if short, ok := s.admitResources(r, p); !ok {
+			s.reject(r, p, short.Reason(), short.String())
 			return
 		}
 		s.setPhase(r, Running)
@@ -114,6 +118,14 @@ func (s *State) send(r *Record, p *v1.Pod) {
 		return
 	}
 	s.emit(SendSpec{Pod: p})
+}
+
+// reject refuses p (r's desired pod) at admission: Failed with reason,
+// until its spec changes.
+func (s *State) reject(r *Record, p *v1.Pod, reason, msg string) {
+	s.setPhase(r, Rejected)
+	r.Status, r.HasStatus = rejectedStatus(reason, msg), true
+	s.emit(Reject{Pod: p, Reason: reason, Message: msg}, Publish{Pod: p, Status: r.Status})
 }
 
 // admitted is the pods sent to the router, when p asks for a host port

@@ -43,9 +43,12 @@ type Publish struct {
 	Removed bool
 }
 
-// Reject: Pod was refused at admission (reason NodePorts).
+// Reject: Pod was refused at admission (reason NodePorts, OutOfcpu or
+// OutOfmemory); Message says why (the kubelet's event message; the
+// status has it after "Pod was rejected: ").
 type Reject struct {
 	Pod     *v1.Pod
+	Reason  string
 	Message string
 }
 
@@ -126,7 +129,9 @@ func (e Publish) String() string {
 	return s
 }
 
-func (e Reject) String() string { return fmt.Sprintf("reject %s: %s", nsName(e.Pod), e.Message) }
+func (e Reject) String() string {
+	return fmt.Sprintf("reject %s (%s): %s", nsName(e.Pod), e.Reason, e.Message)
+}
 func (e PodFailed) String() string {
 	return fmt.Sprintf("failed %s(%s)", nsName(e.Pod), e.Pod.UID)
 }

@@ -104,6 +104,10 @@ type Record struct {
 	// GoneAt is when the pod terminated, until a listing observed after
 	// it (it may outlive the Gone phase when the UID is desired again).
 	GoneAt time.Time
+	// requests are the pod's effective cpu and memory requests, kept when
+	// it is admitted: what it uses of the node's allocatable resources
+	// while it is active.
+	requests requests
 }
 
 // Desired is the pod wanted under this UID now, or nil.

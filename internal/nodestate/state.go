@@ -49,6 +49,10 @@ type State struct {
 	drainers int // Drain events waiting for a Drained effect
 
 	out []Effect // effects of the step under way
+
+	// allocatable is what the pods' requests are admitted against (none:
+	// no check).
+	allocatable v1.ResourceList
 }
 
 // New is the state of node node fed by the named sources.
@@ -60,6 +64,11 @@ func New(node string, sources []string) *State {
 		marked: map[types.UID]*Record{},
 	}
 }
+
+// SetAllocatable sets the node's allocatable resources, which the
+// requests of pods admitted from now on must fit in (cpu and memory; nil:
+// no check).
+func (s *State) SetAllocatable(alloc v1.ResourceList) { s.allocatable = alloc }
 
 // Step applies one event at time now and returns what to do, in order.
 func (s *State) Step(now time.Time, e Event) []Effect {

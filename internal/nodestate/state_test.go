@@ -305,7 +305,7 @@ func TestLifecycle(t *testing.T) {
 				{listing(1), nil},
 				{synced("file", hostPort(pod("b", "uid-b", 1)), hostPort(pod("a", "uid-a", 0))), []string{
 					"add default/a(uid-a)",
-					"reject default/b: host port 8080/TCP is held by pod default/a",
+					"reject default/b (NodePorts): Node didn't have free ports for the requested pod ports: host port 8080/TCP is held by pod default/a",
 					"publish default/b(uid-b) Failed/NodePorts"}},
 				{synced("file", hostPort(pod("a", "uid-a", 0)), edited(hostPort(pod("b", "uid-b", 1)))), nil}, // stays rejected
 				{synced("file", hostPort(pod("a", "uid-a", 0))), nil},
