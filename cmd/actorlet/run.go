@@ -18,6 +18,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/internal/fleet"
+	"github.com/actorlet/actorlet/internal/kubeapi"
 	"github.com/actorlet/actorlet/internal/logging"
 	"github.com/actorlet/actorlet/internal/nodeapi"
 	"github.com/actorlet/actorlet/internal/nodeinfo"
@@ -273,13 +274,24 @@ func run(ctx context.Context, f runFlags) error {
 		opts := f.api
 		opts.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		opts.Logger = log.Named("api")
-		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}, opts)
+		nb := &nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}
+		nudges, unsubscribe := nodeapi.Nudges(sys.Root, pid)
+		defer unsubscribe()
+		kctx, stopKube := context.WithCancel(ctx)
+		defer stopKube()
+		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Info: nodeapi.NodeInfo{
+			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: drt.Version,
+		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: nudges, Logger: log.Named("kubeapi"), Context: kctx})
+		go kube.Run(kctx)
+		opts.Kube = kube
+		srv := api.NewServer(nb, opts)
 		if apiAddr, err = srv.Start(ctx); err != nil {
 			stopFleet()
 			_ = node.Stop(sys.Root, pid, exitTimeout)
 			return fmt.Errorf("API: %w", err)
 		}
 		defer func() {
+			stopKube() // ends watches and log follows
 			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_ = srv.Shutdown(sctx)

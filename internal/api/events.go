@@ -102,3 +102,8 @@ func kubeEvent(first, last messages.Event, count int32) v1.Event {
 		ReportingController: eventComponent,
 	}
 }
+
+// EventList renders the node's events (oldest first) as a v1.EventList,
+// folding repeats as /events does; the Kubernetes API (internal/kubeapi)
+// serves the same items.
+func EventList(evs []messages.Event) *v1.EventList { return eventList(evs) }

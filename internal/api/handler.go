@@ -69,6 +69,11 @@ func (h *handler) chain(opts Options) (http.Handler, error) {
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", opts.Metrics)
 	}
+	if opts.Kube != nil {
+		for _, p := range KubePaths {
+			mux.Handle(p, opts.Kube)
+		}
+	}
 	if opts.EnablePprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
@@ -87,6 +92,9 @@ func (h *handler) chain(opts Options) (http.Handler, error) {
 	}
 	return next, nil
 }
+
+// KubePaths are the paths Options.Kube serves.
+var KubePaths = []string{"/api", "/api/", "/apis", "/apis/", "/version", "/openapi/"}
 
 // readToken reads a bearer token file: trimmed, non-empty.
 func readToken(path string) (string, error) {

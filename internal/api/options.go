@@ -40,6 +40,9 @@ type Options struct {
 	// Metrics, when non-nil, is served at /metrics (e.g.
 	// promhttp.HandlerFor(registry, promhttp.HandlerOpts{})).
 	Metrics http.Handler
+	// Kube, when non-nil, serves the Kubernetes API (internal/kubeapi) on
+	// /api, /apis, /version and /openapi/, every method.
+	Kube http.Handler
 	// Logger receives the server's own messages; nil discards them.
 	Logger *zap.Logger
 }

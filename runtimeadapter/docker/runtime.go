@@ -170,3 +170,17 @@ func (r *Runtime) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Version returns the daemon's name and version as the kubelet shows a
+// node's container runtime: "docker://28.5.2".
+func (r *Runtime) Version(ctx context.Context) (string, error) {
+	cli, err := r.api(ctx)
+	if err != nil {
+		return "", fmt.Errorf("docker: version: %w", err)
+	}
+	v, err := cli.ServerVersion(ctx)
+	if err != nil {
+		return "", wrap(err, "version of daemon %s", cli.DaemonHost())
+	}
+	return "docker://" + v.Version, nil
+}
