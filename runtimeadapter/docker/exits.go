@@ -131,3 +131,10 @@ func (r *Runtime) correct(cs []runtimeadapter.Container) {
 		}
 	}
 }
+
+// FindContainerd returns the socket of Docker's containerd to pass to
+// WithContainerd: flag when set (a path or unix://path), else the first
+// of /run/containerd/containerd.sock and
+// /var/run/docker/containerd/containerd.sock that is a socket. The error
+// says why there is none (absent, not a socket, no permission).
+func FindContainerd(flag string) (string, error) { return taskevents.FindDocker(flag) }
