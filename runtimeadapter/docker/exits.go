@@ -97,18 +97,20 @@ func (r *Runtime) exitsErr(ctx context.Context, node string, err error) error {
 	return fmt.Errorf("docker: container exits of node %s: %w: %w", node, runtimeadapter.ErrUnavailable, err)
 }
 
-// learn records whose container id is, from its labels, if actorlet's.
-func (r *Runtime) learn(id string, labels map[string]string, at time.Time) {
-	if r.tasks == nil || id == "" {
-		return
-	}
-	node, uid := labels[runtimeadapter.LabelNode], labels[runtimeadapter.LabelPodUID]
-	if node == "" || uid == "" {
+// learn records whose the containers cs are, from their labels, if
+// actorlet's (one lock for the lot: List learns a whole listing).
+func (r *Runtime) learn(at time.Time, cs ...runtimeadapter.Container) {
+	if r.tasks == nil {
 		return
 	}
 	r.mu.Lock()
-	r.owners[id] = owner{node: node, uid: uid, at: at}
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	for i := range cs {
+		node, uid := cs[i].Labels[runtimeadapter.LabelNode], cs[i].Labels[runtimeadapter.LabelPodUID]
+		if cs[i].ID != "" && node != "" && uid != "" {
+			r.owners[cs[i].ID] = owner{node: node, uid: uid, at: at}
+		}
+	}
 }
 
 func (r *Runtime) ownerOf(id, node string) (string, bool) {

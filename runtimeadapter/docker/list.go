@@ -80,9 +80,7 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (ru
 	}
 	out := r.cachedInspectAll(ctx, managed)
 	r.prune(opts, seen, observedAt)
-	for i := range out {
-		r.learn(out[i].ID, out[i].Labels, observedAt)
-	}
+	r.learn(observedAt, out...)
 	r.correct(out)
 	return runtimeadapter.ListResult{Containers: out, ObservedAt: observedAt}, nil
 }
