@@ -55,6 +55,11 @@ func (n *nodeActor) health(now time.Time) *messages.NodeHealth {
 		h.Checks = append(h.Checks, messages.HealthCheck{Name: "event stream", OK: es.OK,
 			Message: fmt.Sprintf("%s since %s: %s", es.State, es.Since.Format(time.RFC3339), es.Message)})
 	}
+	if ep := n.exitPath; ep != nil {
+		// An accelerator: which path is in use never fails the node.
+		h.Checks = append(h.Checks, messages.HealthCheck{Name: "container exits", OK: true,
+			Message: fmt.Sprintf("%s since %s: %s", ep.Path, ep.Since.Format(time.RFC3339), ep.Message)})
+	}
 
 	for _, s := range n.sources {
 		c := messages.HealthCheck{Name: "source " + s, OK: n.pods.Synced(s) && n.sourceErrs[s] == nil, Message: "synced"}

@@ -40,6 +40,7 @@ type nodeActor struct {
 	lastRelist  time.Time
 	relistErr   error
 	eventStream *protocol.EventStreamState // nil: no event stream followed
+	exitPath    *protocol.ExitPathState    // nil: not reported yet
 	started     time.Time
 
 	events     []messages.Event // recent events, oldest first, at most cfg.MaxEvents
@@ -123,6 +124,8 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.relistErr = m.Err
 	case *protocol.EventStreamState:
 		n.eventStream = m
+	case *protocol.ExitPathState:
+		n.exitPath = m
 	case *orphanDone:
 		if m.err != nil {
 			n.log.Warn("removing the containers of an abandoned pod failed; will retry on next relist",

@@ -90,6 +90,15 @@ type relistActor struct {
 	checkGen     uint64
 	reported     *protocol.EventStreamState // last sent to the node
 	cancelEvents context.CancelFunc
+
+	// The runtime's early exits (runtimeadapter.ExitSource: Docker's
+	// containerd), when followed: whether a stream is open, why the last
+	// one ended, and the path last reported to the node.
+	exitSource  string // its ExitPath; "": none followed
+	exitsOpen   bool
+	exitsErr    error
+	exitPath    *protocol.ExitPathState
+	cancelExits context.CancelFunc
 }
 
 type (
@@ -117,6 +126,10 @@ type (
 		err    error
 	}
 	streamCheck struct{ gen uint64 }
+	// runtimeExit is a death the runtime reported ahead of its events.
+	runtimeExit struct{ x runtimeadapter.Exit }
+	exitsOpened struct{}
+	exitsEnded  struct{ err error }
 )
 
 // maxRelistRetry caps the delay between failed lists.
@@ -144,6 +157,8 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			backoff.WithInitialInterval(r.cfg.RelistPeriod), backoff.WithMaxInterval(maxRelistRetry),
 			backoff.WithRandomizationFactor(0), backoff.WithMultiplier(2), backoff.WithMaxElapsedTime(0))
 		r.subscribe(ctx)
+		r.subscribeExits(ctx)
+		r.reportExitPath(ctx)
 		r.list(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		r.stopTimer()
@@ -151,6 +166,35 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		if r.cancelEvents != nil {
 			r.cancelEvents()
 		}
+		if r.cancelExits != nil {
+			r.cancelExits()
+		}
+	case *runtimeExit:
+		// The runtime's containerd saw the death before the runtime did:
+		// the pod actor acts on it as on a die event, and the relist it
+		// triggers sees the container exited (the runtime adapter
+		// corrects what the runtime still says).
+		x := m.x
+		if r.log.Core().Enabled(zap.DebugLevel) {
+			r.log.Debug("runtime exit", zap.String("id", short(x.ContainerID)), zap.Int("exitCode", x.ExitCode), zap.Time("exitedAt", x.ExitedAt))
+		}
+		r.cfg.Metrics.IncTaskExits()
+		if r.touched == nil {
+			r.touched = map[string]bool{}
+		}
+		r.touched[x.ContainerID] = true
+		ctx.Send(r.router, &protocol.ContainerExited{UID: types.UID(x.PodUID), ContainerID: x.ContainerID, ExitCode: x.ExitCode, At: x.ExitedAt})
+		r.want(ctx)
+	case *exitsOpened:
+		r.exitsOpen, r.exitsErr = true, nil
+		r.log.Info("container exits: following " + r.exitSource + "; a death reaches its pod before the runtime's die event")
+		r.reportExitPath(ctx)
+	case *exitsEnded:
+		if r.exitsOpen || r.exitsErr == nil {
+			r.log.Warn("container exits: "+r.exitSource+" not followed; the runtime's die events and the relist meanwhile; resubscribing with backoff", zap.Error(m.err))
+		}
+		r.exitsOpen, r.exitsErr = false, m.err
+		r.reportExitPath(ctx)
 	case *relistTick:
 		if m.gen == r.gen {
 			r.list(ctx)
@@ -275,9 +319,94 @@ func (r *relistActor) streamChanged(ctx actor.Context, before pleg.StreamState) 
 		r.log.Info("runtime event stream resubscribed; relisting often until it reports a change a relist confirms", every)
 	}
 	r.reportStream(ctx)
+	r.reportExitPath(ctx)
 	if !r.inFlight && !r.failing {
 		r.schedule(ctx, r.period())
 	}
+}
+
+// reportExitPath tells the node (and the metrics) the fastest path a
+// death reaches its pod actor by now, when it or what it says changed.
+func (r *relistActor) reportExitPath(ctx actor.Context) {
+	st := &protocol.ExitPathState{Path: "relist", Message: fmt.Sprintf("deaths are found by relisting every %s", r.period())}
+	switch {
+	case r.exitsOpen:
+		st.Path, st.Message = "containerd", r.exitSource+"; the runtime's die events and the relist as fallbacks"
+	case r.following && r.watch.State() == pleg.StreamHealthy:
+		st.Path, st.Message = "runtime-events", "the runtime's die events"
+	}
+	if !r.exitsOpen {
+		switch {
+		case r.exitSource == "":
+			st.Message += " (no containerd followed)"
+		case r.exitsErr != nil:
+			st.Message += " (" + r.exitSource + " down: " + r.exitsErr.Error() + ")"
+		default:
+			st.Message += " (" + r.exitSource + " not open yet)"
+		}
+	}
+	if r.exitPath != nil && r.exitPath.Path == st.Path && r.exitPath.Message == st.Message {
+		return
+	}
+	st.Since = r.cfg.Clock.Now()
+	if r.exitPath != nil && r.exitPath.Path == st.Path {
+		st.Since = r.exitPath.Since
+	}
+	r.exitPath = st
+	r.cfg.Metrics.SetExitPath(st.Path)
+	ctx.Send(r.node, st)
+}
+
+// subscribeExits follows the runtime's early exits, when it reports them
+// (runtimeadapter.ExitSource with a path), in a goroutine that opens one
+// stream at a time until the actor stops; a stream that breaks or fails
+// to open is followed by a new one after a backoff (1 s doubling to 30 s,
+// reset by an exit). Missed exits are the die events' and the relist's.
+func (r *relistActor) subscribeExits(ctx actor.Context) {
+	xs, ok := capability[runtimeadapter.ExitSource](r.cfg.Runtime)
+	if !ok || xs.ExitPath() == "" || r.cfg.EventRelistPeriod < 0 {
+		return
+	}
+	r.exitSource = xs.ExitPath()
+	c, cancel := context.WithCancel(context.Background())
+	r.cancelExits = cancel
+	self, sys, node, clk := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				sys.Root.Send(self, &exitsEnded{err: fmt.Errorf("exit stream panicked: %v", p)})
+			}
+		}()
+		bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(maxRelistRetry),
+			backoff.WithMaxElapsedTime(0))
+		for c.Err() == nil {
+			exits, errs := xs.Exits(c, node)
+			var err error
+			select {
+			case err = <-errs: // failed at once
+			default:
+				sys.Root.Send(self, &exitsOpened{})
+			}
+			for x := range exits {
+				bo.Reset()
+				sys.Root.Send(self, &runtimeExit{x: x})
+			}
+			if err == nil {
+				err = <-errs
+			}
+			if c.Err() != nil {
+				return
+			}
+			sys.Root.Send(self, &exitsEnded{err: err})
+			wait := clk.NewTimer(bo.NextBackOff())
+			select {
+			case <-wait.C():
+			case <-c.Done():
+				wait.Stop()
+				return
+			}
+		}
+	}()
 }
 
 // reportStream tells the node (and the metrics) the stream's state, when

@@ -263,6 +263,39 @@ type EventSource interface {
 	Events(ctx context.Context, node string) (<-chan Event, <-chan error)
 }
 
+// Exit is a container's death as reported ahead of the runtime's own
+// event stream (containerd's task exit under Docker): the container's
+// main process ended. Exec processes' exits are never Exits.
+type Exit struct {
+	ContainerID string
+	// PodUID is the container's pod (its LabelPodUID), as the adapter
+	// knows it from creating or listing the container.
+	PodUID   string
+	ExitCode int
+	// ExitedAt is the runtime's own exit time: what it reports next as
+	// the container's FinishedAt.
+	ExitedAt  time.Time
+	OOMKilled bool
+}
+
+// ExitSource is implemented by runtimes that can report a container's
+// exit before their event stream does (Docker, through its containerd's
+// task events). It is an accelerator: EventSource and the relist stay.
+//
+// ExitPath names the path (e.g. "containerd task events at
+// /run/containerd/containerd.sock, namespace moby"), or is "" when the
+// runtime has none configured: then Exits is not to be called. Exits
+// streams the exits of node's containers from now on, as Events does:
+// it returns once the stream is open or failed, the channel closes when
+// ctx ends or the stream breaks, and the error channel then says why.
+// While a runtime reports exits this way, List and Inspect report an
+// exited container as exited even before the runtime itself has handled
+// the exit.
+type ExitSource interface {
+	ExitPath() string
+	Exits(ctx context.Context, node string) (<-chan Exit, <-chan error)
+}
+
 // LogOptions selects what Logs returns.
 type LogOptions struct {
 	Follow     bool

@@ -24,10 +24,17 @@ type Detection struct {
 	Die      time.Time // Docker's die event
 	Known    time.Time // a PodStatusChanged showed it not running
 	// From actorlet's debug logs (zero when not logged): the relist actor
-	// received the die event; the pod actor received the ContainerDied
-	// transition.
-	EventIn, PLEG time.Time
+	// received the die event, or containerd's task exit (ExitIn); the pod
+	// actor received the ContainerDied transition (or ContainerExited).
+	EventIn, ExitIn, PLEG time.Time
 }
+
+// Detection modes: how a death reaches the pod actor.
+const (
+	ModeContainerd = "containerd" // containerd's task exit, Docker's events and the relist behind it
+	ModeEvents     = "events"     // Docker's die event (no containerd followed)
+	ModeRelist     = "relist"     // relisting every second
+)
 
 // FromFinished is the latency from Docker's FinishedAt.
 func (d Detection) FromFinished() time.Duration { return d.Known.Sub(d.Finished) }
@@ -47,12 +54,8 @@ func (d Detection) FromDie() time.Duration {
 // returns them. Latency: from the container's exit (Docker's FinishedAt;
 // the die event is recorded too) to the moment a subscriber of the node
 // (messages.Subscribe, in this process) receives a PodStatusChanged showing
-// that container not running. relistOnly turns Docker's event stream off.
-func (e *Env) Detect(relistOnly bool, pods, exits int, timeout time.Duration) ([]Detection, error) {
-	mode := "events"
-	if relistOnly {
-		mode = "relist"
-	}
+// that container not running. mode is one of the Mode constants.
+func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Detection, error) {
 	name := NodeName("detect-" + mode)
 	defer e.CleanupNode(name)
 	w := e.Watch(runtimeadapter.LabelNode + "=" + name)
@@ -79,7 +82,7 @@ func (e *Env) Detect(relistOnly bool, pods, exits int, timeout time.Duration) ([
 		})
 	}
 	tr := newTracer()
-	n, err := e.StartNode(name, NodeConfig{Backoff: supervision.BackoffPolicy{}, RelistOnly: relistOnly, Logger: tr.Logger()}, onStatus)
+	n, err := e.StartNode(name, NodeConfig{Backoff: supervision.BackoffPolicy{}, RelistOnly: mode == ModeRelist, Containerd: mode == ModeContainerd, Logger: tr.Logger()}, onStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +126,7 @@ func (e *Env) Detect(relistOnly bool, pods, exits int, timeout time.Duration) ([
 	for id, d := range known {
 		d.Die = die[id]
 		d.EventIn, d.PLEG = tr.at("runtime event", "die", id), tr.at("PLEG event", "ContainerDied", id)
+		d.ExitIn = tr.at("runtime exit", "", id)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if in, err := e.Cli.ContainerInspect(ctx, id); err == nil && in.State != nil {
 			if f, err := time.Parse(time.RFC3339Nano, in.State.FinishedAt); err == nil && f.Year() > 1 {

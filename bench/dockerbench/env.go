@@ -45,7 +45,12 @@ const BenchLabel = "io.actorlet-bench.run"
 
 // Env is a connection to Docker with the test images built.
 type Env struct {
-	RT    *docker.Runtime
+	RT *docker.Runtime
+	// RTC is a second connection that also follows Docker's containerd
+	// (docker.WithContainerd), nil when its socket is not found (why in
+	// ContainerdErr).
+	RTC           *docker.Runtime
+	ContainerdErr error
 	Cli   *client.Client
 	RunID string
 	Log   io.Writer
@@ -71,6 +76,11 @@ func Setup(ctx context.Context, log io.Writer) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{RT: rt, Cli: cli, RunID: randomID(), Log: log}
+	if addr, err := docker.FindContainerd(""); err != nil {
+		e.ContainerdErr = err
+	} else if e.RTC, err = docker.New(docker.WithContainerd(addr)); err != nil {
+		e.ContainerdErr = err
+	}
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := testimages.BuildPause(bctx, rt, testimages.PauseTag); err != nil {
@@ -88,6 +98,9 @@ func Setup(ctx context.Context, log io.Writer) (*Env, error) {
 func (e *Env) Close() {
 	_ = e.Cli.Close()
 	_ = e.RT.Close()
+	if e.RTC != nil {
+		_ = e.RTC.Close()
+	}
 }
 
 func (e *Env) logf(format string, args ...any) {
@@ -252,6 +265,8 @@ type NodeConfig struct {
 	// node.Options has no such field, so the node is spawned with
 	// actors.NodeProps.
 	RelistOnly bool
+	// Containerd: the node's runtime follows Docker's containerd (Env.RTC).
+	Containerd bool
 	// Logger, when set, receives the node's logs (default: none).
 	Logger *zap.Logger
 }
@@ -271,6 +286,13 @@ func (e *Env) StartNode(name string, nc NodeConfig, onStatus func(time.Time, *me
 	}
 	if nc.RelistOnly {
 		cfg.EventRelistPeriod = -1
+	}
+	if nc.Containerd {
+		if e.RTC == nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("node %s: no containerd followed: %w", name, e.ContainerdErr)
+		}
+		cfg.Runtime = e.RTC
 	}
 	n := &Node{Name: name, Sys: pipeline.QuietSystem(), env: e, rootDir: dir}
 	n.PID, err = n.Sys.Root.SpawnNamed(actors.NodeProps(cfg), "node-"+name)

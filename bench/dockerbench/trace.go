@@ -9,7 +9,8 @@ import (
 )
 
 // tracer is a zap core that keeps the time of the first "runtime event"
-// (the relist actor received a Docker event) and "PLEG event" (a pod actor
+// (the relist actor received a Docker event), "runtime exit" (it received
+// containerd's task exit) and "PLEG event" (a pod actor
 // received a transition) debug log of each kind and container, so that a
 // detection's latency can be split into stages. Every other log entry is
 // dropped at Check, before it is encoded.
@@ -28,7 +29,7 @@ func (t *tracer) With([]zapcore.Field) zapcore.Core { return t }
 func (t *tracer) Sync() error                       { return nil }
 
 func (t *tracer) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if e.Message == "runtime event" || e.Message == "PLEG event" {
+	if e.Message == "runtime event" || e.Message == "PLEG event" || e.Message == "runtime exit" {
 		return ce.AddCore(e, t)
 	}
 	return ce

@@ -60,6 +60,7 @@ type runFlags struct {
 	api            api.Options
 	allowPriv      bool
 	events         bool
+	containerd     string
 	stopPods       bool
 	eventRelist    time.Duration
 	allowHostPath  bool
@@ -103,6 +104,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.StringVar(&f.podInfraImage, "pod-infra-image", pauseimage.DefaultTag, "sandbox (pause) image; the default is built locally when missing")
 	fl.DurationVar(&f.relistPeriod, "relist-period", node.DefaultRelistPeriod, "PLEG relist period (while the runtime's event stream is not healthy: down, silent or unconfirmed; or with --runtime-events=false)")
 	fl.BoolVar(&f.events, "runtime-events", true, "follow Docker's event stream so a container's death is seen in milliseconds (a broken or silent stream is resubscribed)")
+	fl.StringVar(&f.containerd, "containerd-address", "", "socket of Docker's containerd, whose task events show a container's exit before Docker's die event (default: found at /run/containerd/containerd.sock or /var/run/docker/containerd/containerd.sock; \"none\": do not follow it)")
 	fl.DurationVar(&f.eventRelist, "event-relist-period", node.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
 	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff: the first non-zero delay (a container's first exit restarts at once, the next waits this long, doubling per exit up to --backoff-max, as the kubelet; both 0: always restart at once)")
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff: the longest delay; the back-off resets when an exit comes more than twice this after the last restart")
@@ -203,6 +205,7 @@ func run(ctx context.Context, f runFlags) error {
 	if f.podInfraImage == pauseimage.DefaultTag {
 		dopts = append(dopts, pauseimage.Local(f.podInfraImage))
 	}
+	dopts = append(dopts, containerdOption(log, f))
 	drt, err := docker.New(dopts...)
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
@@ -323,4 +326,26 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	sys.Shutdown()
 	return nil
+}
+
+// containerdOption follows Docker's containerd when its socket is found
+// (or named by --containerd-address), and says once which path a
+// container's death takes to its pod.
+func containerdOption(log *zap.Logger, f runFlags) docker.Option {
+	switch {
+	case !f.events:
+		log.Info("container exits: found by relisting every --relist-period (--runtime-events=false)", zap.Duration("relistPeriod", f.relistPeriod))
+		return docker.WithContainerd("")
+	case f.containerd == "none":
+		log.Info("container exits: Docker's die events (--containerd-address none), the relist as the safety net")
+		return docker.WithContainerd("")
+	}
+	addr, err := docker.FindContainerd(f.containerd)
+	if err != nil {
+		log.Info("container exits: Docker's die events, the relist as the safety net; Docker's containerd is not followed", zap.Error(err))
+		return docker.WithContainerd("")
+	}
+	log.Info("container exits: Docker's containerd task events, ahead of Docker's die events (the fallback, with the relist)",
+		zap.String("containerd", addr), zap.String("namespace", "moby"))
+	return docker.WithContainerd(addr)
 }

@@ -16,6 +16,8 @@
 //	actorlet_pleg_relist_errors_total             counter    -
 //	actorlet_pleg_event_stream_state              gauge      state
 //	actorlet_pleg_event_stream_silences_total     counter    -
+//	actorlet_pleg_exit_path                       gauge      path
+//	actorlet_pleg_task_exits_total                counter    -
 //	actorlet_running_pods                         gauge      -
 //	actorlet_running_containers                   gauge      -
 //	actorlet_container_restarts_total             counter    namespace, pod, container
@@ -54,6 +56,7 @@ const (
 	LabelOperation = "operation"
 	LabelKind      = "kind"
 	LabelState     = "state"
+	LabelPath      = "path"
 )
 
 // Histogram buckets, in seconds.
@@ -80,6 +83,8 @@ type Metrics struct {
 	relistErrors   prometheus.Counter
 	streamState    *prometheus.GaugeVec
 	streamSilences prometheus.Counter
+	exitPath       *prometheus.GaugeVec
+	taskExits      prometheus.Counter
 
 	runningPods       prometheus.Gauge
 	runningContainers prometheus.Gauge
@@ -135,6 +140,14 @@ func New(reg prometheus.Registerer) *Metrics {
 		streamSilences: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: "pleg", Name: "event_stream_silences_total",
 			Help: "Number of times a relist found a change the open event stream never reported, and the stream was replaced.",
+		}),
+		exitPath: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "pleg", Name: "exit_path",
+			Help: "1 for the fastest path a container's death reaches its pod by now (containerd: its containerd's task exit; runtime-events: the runtime's die event; relist), 0 for the others.",
+		}, []string{LabelPath}),
+		taskExits: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: "pleg", Name: "task_exits_total",
+			Help: "Number of this node's container deaths reported by the runtime's containerd (task exits of the containers' own processes; exec exits are not counted).",
 		}),
 		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "running_pods",
@@ -196,7 +209,7 @@ func New(reg prometheus.Registerer) *Metrics {
 // collectors returns every metric of m.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		m.relistDuration, m.relistInterval, m.relistLastSeen, m.relistErrors, m.streamState, m.streamSilences,
+		m.relistDuration, m.relistInterval, m.relistLastSeen, m.relistErrors, m.streamState, m.streamSilences, m.exitPath, m.taskExits,
 		m.runningPods, m.runningContainers, m.containerRestarts, m.probeResults, m.podStartDuration,
 		m.runtimeOpDuration, m.runtimeOpErrors,
 		m.podActors, m.podActorRestarts, m.podSyncDuration, m.mailboxMessages,

@@ -19,6 +19,8 @@ var allNames = []string{
 	"actorlet_pleg_relist_errors_total",
 	"actorlet_pleg_event_stream_state",
 	"actorlet_pleg_event_stream_silences_total",
+	"actorlet_pleg_exit_path",
+	"actorlet_pleg_task_exits_total",
 	"actorlet_running_pods",
 	"actorlet_running_containers",
 	"actorlet_container_restarts_total",
@@ -41,6 +43,7 @@ func record(m *metrics.Metrics) {
 	m.ObserveRuntimeOp(metrics.OpList, 0, nil)
 	m.MailboxMiddleware(metrics.KindPod).MessageReceived("msg")
 	m.SetEventStreamState("healthy")
+	m.SetExitPath("containerd")
 }
 
 func TestNewRegistersEveryDocumentedMetric(t *testing.T) {

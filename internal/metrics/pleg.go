@@ -73,3 +73,30 @@ func (m *Metrics) IncEventStreamSilences() {
 	}
 	m.streamSilences.Inc()
 }
+
+// ExitPaths are the values of actorlet_pleg_exit_path's path label.
+var ExitPaths = []string{"containerd", "runtime-events", "relist"}
+
+// SetExitPath records the fastest path a container's death reaches its pod
+// by now (one of ExitPaths): actorlet_pleg_exit_path is 1 for it and 0 for
+// the others.
+func (m *Metrics) SetExitPath(path string) {
+	if m == nil {
+		return
+	}
+	for _, p := range ExitPaths {
+		if p != path {
+			m.exitPath.WithLabelValues(p).Set(0)
+		}
+	}
+	m.exitPath.WithLabelValues(path).Set(1)
+}
+
+// IncTaskExits counts a death of this node's containers reported by the
+// runtime's containerd: actorlet_pleg_task_exits_total.
+func (m *Metrics) IncTaskExits() {
+	if m == nil {
+		return
+	}
+	m.taskExits.Inc()
+}

@@ -116,6 +116,16 @@ type EventStreamState struct {
 	Since   time.Time
 }
 
+// ExitPathState is the fastest path by which a container's death reaches
+// its pod actor now, sent by the relist actor to the node at start and on
+// each change, for /healthz: "containerd" (the runtime's containerd's task
+// exit), "runtime-events" (the runtime's die event) or "relist".
+type ExitPathState struct {
+	Path    string
+	Message string
+	Since   time.Time
+}
+
 // RelistFailed reports a failed relist (no transitions were produced).
 type RelistFailed struct {
 	Err error

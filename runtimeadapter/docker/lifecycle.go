@@ -44,6 +44,7 @@ func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec)
 	resp, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, spec.Name)
 	switch {
 	case err == nil:
+		r.learn(time.Now(), runtimeadapter.Container{ID: resp.ID, Labels: spec.Labels})
 		return resp.ID, nil
 	case cerrdefs.IsConflict(err):
 		return "", r.nameConflict(ctx, spec.Name, err)
@@ -132,5 +133,9 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (runtimeadapter.Contai
 	if err != nil {
 		return runtimeadapter.Container{}, wrap(err, "inspect container %s", id)
 	}
-	return fromInspect(in), nil
+	c := fromInspect(in)
+	r.learn(time.Now(), c)
+	cs := []runtimeadapter.Container{c}
+	r.correct(cs)
+	return cs[0], nil
 }

@@ -79,7 +79,9 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (ru
 		}
 	}
 	out := r.cachedInspectAll(ctx, managed)
-	r.prune(opts, seen)
+	r.prune(opts, seen, observedAt)
+	r.learn(observedAt, out...)
+	r.correct(out)
 	return runtimeadapter.ListResult{Containers: out, ObservedAt: observedAt}, nil
 }
 
@@ -165,9 +167,14 @@ func (r *Runtime) cachedInspect(ctx context.Context, s container.Summary, timeou
 // narrowed, running when exited ones were not asked for) whose container was
 // not listed: they are gone. Entries outside the scope are kept for the
 // listings that cover them.
-func (r *Runtime) prune(opts runtimeadapter.ListOptions, seen map[string]bool) {
+func (r *Runtime) prune(opts runtimeadapter.ListOptions, seen map[string]bool, observedAt time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for id, o := range r.owners { // learnt before the list began, and not listed: gone
+		if o.node == opts.Node && (opts.PodUID == "" || o.uid == opts.PodUID) && opts.All && !seen[id] && o.at.Before(observedAt) {
+			delete(r.owners, id)
+		}
+	}
 	for id, e := range r.cache {
 		l := e.container.Labels
 		inScope := l[runtimeadapter.LabelNode] == opts.Node &&

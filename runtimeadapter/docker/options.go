@@ -15,6 +15,7 @@ type options struct {
 	inspectTimeout time.Duration
 	lazy           bool // tests: do not negotiate in New
 	local          map[string]LocalImage
+	containerd     string // WithContainerd
 }
 
 // LocalImage returns the build context of an image that is built on the

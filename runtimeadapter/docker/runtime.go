@@ -22,6 +22,7 @@ import (
 	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
+	"github.com/actorlet/actorlet/internal/taskevents"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -54,11 +55,20 @@ type Runtime struct {
 
 	// inspects counts ContainerInspect calls, for tests.
 	inspects atomic.Int64
+
+	// tasks follows Docker's containerd (WithContainerd; nil: none), its
+	// exits noted in ledger; owners (guarded by mu) maps container IDs to
+	// their node and pod for routing them (see exits.go).
+	tasks     *taskevents.Client
+	ledger    *taskevents.Ledger
+	owners    map[string]owner
+	execExits atomic.Int64
 }
 
 var (
 	_ runtimeadapter.Runtime     = (*Runtime)(nil)
 	_ runtimeadapter.EventSource = (*Runtime)(nil)
+	_ runtimeadapter.ExitSource  = (*Runtime)(nil)
 )
 
 // negotiateTimeout bounds the API version negotiation New makes.
@@ -97,6 +107,14 @@ func New(opts ...Option) (*Runtime, error) {
 		cli: cli, log: o.log, cache: map[string]cacheEntry{},
 		negotiating: make(chan struct{}, 1), inspectTimeout: o.inspectTimeout,
 		local: o.local, building: make(chan struct{}, 1),
+	}
+	if o.containerd != "" {
+		tasks, err := taskevents.Dial(o.containerd)
+		if err != nil {
+			_ = cli.Close()
+			return nil, fmt.Errorf("docker: %w", err)
+		}
+		r.tasks, r.ledger, r.owners = tasks, taskevents.NewLedger(0), map[string]owner{}
 	}
 	if !o.lazy {
 		ctx, cancel := context.WithTimeout(context.Background(), negotiateTimeout)
@@ -148,6 +166,9 @@ func (r *Runtime) negotiate(ctx context.Context) (bool, error) {
 // Close releases the client's idle connections. The Runtime must not be used
 // afterwards.
 func (r *Runtime) Close() error {
+	if r.tasks != nil {
+		_ = r.tasks.Close()
+	}
 	if err := r.cli.Close(); err != nil {
 		return fmt.Errorf("docker: close client: %w", err)
 	}

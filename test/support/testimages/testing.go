@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actorlet/actorlet/internal/taskevents"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
 )
@@ -143,4 +144,20 @@ func CleanupNode(t testing.TB, rt *docker.Runtime, node string) {
 			}
 		}
 	})
+}
+
+// RequireContainerd returns the socket of Docker's containerd
+// (taskevents.FindDocker). Without one the test is skipped, or fails when
+// the environment has CI=true: CI's Docker has one, and the containerd
+// path must run there.
+func RequireContainerd(t testing.TB) string {
+	t.Helper()
+	addr, err := taskevents.FindDocker("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Docker's containerd is required (CI=true): %v", err)
+		}
+		t.Skipf("Docker's containerd not found, skipping: %v", err)
+	}
+	return addr
 }
