@@ -119,6 +119,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	}
 	ns, name := a.m.Name()
 	effects := a.m.Step(ev, a.cfg.Clock.Now())
+	a.listed = podstate.Listed{} // what the machine kept of it, it holds itself
 	if ns2, name2 := a.m.Name(); name2 != name || ns2 != ns {
 		a.log = a.log.With(zap.String("pod", ns2+"/"+name2))
 	}
