@@ -21,6 +21,7 @@ import (
 	"github.com/actorlet/actorlet/internal/logging"
 	"github.com/actorlet/actorlet/internal/nodeapi"
 	"github.com/actorlet/actorlet/internal/nodeinfo"
+	"github.com/actorlet/actorlet/internal/stats"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
@@ -68,6 +69,7 @@ type runFlags struct {
 	maxRestarts    int
 	restartWindow  time.Duration
 	requestTimeout time.Duration
+	statsInterval  time.Duration
 	listTimeout    time.Duration
 }
 
@@ -115,6 +117,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.StringVar(&f.api.TLSCertFile, "tls-cert-file", "", "PEM certificate: serve the API over HTTPS (with --tls-private-key-file)")
 	fl.StringVar(&f.api.TLSKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
+	fl.DurationVar(&f.statsInterval, "stats-interval", stats.DefaultInterval, "how often the stats sampler records each container's CPU time (usageNanoCores of /stats/summary is the mean since the newest sample at least 1 s old); 0: serve no stats")
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
 	fl.BoolVar(&f.strict, "strict-manifests", false, "refuse a manifest document with an unknown field (by default, as the kubelet, the field is ignored with a warning naming it)")
@@ -260,7 +263,9 @@ func run(ctx context.Context, f runFlags) error {
 		opts := f.api
 		opts.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		opts.Logger = log.Named("api")
-		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}, opts)
+		sc, stopStats := startStats(ctx, f, log, rt) // stats.go; nil when off
+		defer stopStats()
+		srv := api.NewServer(&nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented, Stats: sc}, opts)
 		if apiAddr, err = srv.Start(ctx); err != nil {
 			stopFleet()
 			_ = node.Stop(sys.Root, pid, exitTimeout)
