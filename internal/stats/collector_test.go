@@ -106,7 +106,7 @@ func TestSummaryShapeAndRates(t *testing.T) {
 		ctr("sb-web", "web", runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, runtimeadapter.StateRunning, t0),
 		ctr("app-web", "web", "app", runtimeadapter.TypeApp, runtimeadapter.StateRunning, t0),
 		ctr("side-web", "web", "proxy", runtimeadapter.TypeInit, runtimeadapter.StateRunning, t0),
-		ctr("old-web", "web", "app", runtimeadapter.TypeApp, runtimeadapter.StateExited, t0),   // exited: not listed
+		ctr("old-web", "web", "app", runtimeadapter.TypeApp, runtimeadapter.StateExited, t0),    // exited: not listed
 		ctr("gone-web", "web", "gone", runtimeadapter.TypeApp, runtimeadapter.StateRunning, t0), // no cgroup: left out
 		ctr("sb-db", "db", runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, runtimeadapter.StateRunning, t0),
 	}}
