@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // ErrNoCgroup is returned (wrapped) when a container has no cgroup under
@@ -65,6 +67,10 @@ type Cgroups struct {
 	// preferred is the index in parents that found the last container,
 	// tried first next time.
 	preferred atomic.Int32
+
+	mu      sync.Mutex
+	open    map[string]*openCgroup // by container ID
+	maxOpen int
 }
 
 // DefaultParents are the places Docker puts a container's cgroup: its
@@ -92,7 +98,7 @@ func DetectAt(root string) (*Cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %s: %w", path, err)
 	}
-	c := &Cgroups{root: root, mounts: m, parents: DefaultParents}
+	c := &Cgroups{root: root, mounts: m, parents: DefaultParents, open: map[string]*openCgroup{}, maxOpen: maxOpenFor()}
 	switch {
 	case m.CPUAcct != "" && m.Memory != "":
 		c.version = 1
@@ -108,13 +114,16 @@ func DetectAt(root string) (*Cgroups, error) {
 func (c *Cgroups) Version() int { return c.version }
 
 // Container reads the container's cgroup: ErrNoCgroup (wrapped) when it
-// has none under any parent.
+// has none under any parent. The cgroup's files stay open until Retain
+// drops the container, so later reads cost one pread(2) per file.
 func (c *Cgroups) Container(id string) (Usage, error) {
+	if u, ok := c.readOpen(id); ok {
+		return u, nil
+	}
 	first := int(c.preferred.Load())
 	for i := range c.parents {
 		k := (first + i) % len(c.parents)
-		rel := c.parents[k](id)
-		u, err := c.read(rel)
+		u, err := c.openAndRead(id, c.parents[k](id))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -129,18 +138,139 @@ func (c *Cgroups) Container(id string) (Usage, error) {
 	return Usage{}, fmt.Errorf("container %s: %w", id, ErrNoCgroup)
 }
 
+// openCgroup is a cgroup whose files are kept open: fds[i] is paths[i].
+type openCgroup struct {
+	mu     sync.RWMutex // read-held while reading; write-held to close
+	closed bool
+	paths  []string
+	fds    []int
+}
+
+// get preads file i whole from offset 0 (a cgroup file's content is made
+// anew by every read from its start).
+func (o *openCgroup) get(i int) ([]byte, func(), error) {
+	return readFD(o.fds[i], o.paths[i])
+}
+
+func (o *openCgroup) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	o.closed = true
+	for _, fd := range o.fds {
+		_ = syscall.Close(fd)
+	}
+}
+
+// readOpen reads id's cgroup through its open files; ok is false when
+// they are not open or the read failed (the cgroup is gone: the files are
+// closed and forgotten).
+func (c *Cgroups) readOpen(id string) (Usage, bool) {
+	c.mu.Lock()
+	o := c.open[id]
+	c.mu.Unlock()
+	if o == nil {
+		return Usage{}, false
+	}
+	o.mu.RLock()
+	if o.closed {
+		o.mu.RUnlock()
+		return Usage{}, false
+	}
+	u, err := c.parse(o)
+	o.mu.RUnlock()
+	if err != nil {
+		c.forget(id, o)
+		return Usage{}, false
+	}
+	return u, true
+}
+
+// openAndRead opens the cgroup at rel, reads it and keeps its files open
+// under id (while fewer than maxOpen are).
+func (c *Cgroups) openAndRead(id, rel string) (Usage, error) {
+	o := &openCgroup{paths: c.paths(rel)}
+	for _, p := range o.paths {
+		fd, err := openFile(p)
+		if err != nil {
+			o.close()
+			return Usage{}, err
+		}
+		o.fds = append(o.fds, fd)
+	}
+	u, err := c.parse(o)
+	if err != nil {
+		o.close()
+		return Usage{}, err
+	}
+	c.mu.Lock()
+	if old := c.open[id]; old == nil && len(c.open) < c.maxOpen {
+		c.open[id] = o
+		o = nil
+	}
+	c.mu.Unlock()
+	if o != nil {
+		o.close()
+	}
+	return u, nil
+}
+
+// forget closes o, id's open files, unless they were replaced.
+func (c *Cgroups) forget(id string, o *openCgroup) {
+	c.mu.Lock()
+	if c.open[id] == o {
+		delete(c.open, id)
+	}
+	c.mu.Unlock()
+	o.close()
+}
+
+// Retain closes the files of every container not in keep (those stopped).
+func (c *Cgroups) Retain(keep map[string]bool) {
+	c.mu.Lock()
+	var drop []*openCgroup
+	for id, o := range c.open {
+		if !keep[id] {
+			drop = append(drop, o)
+			delete(c.open, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, o := range drop {
+		o.close()
+	}
+}
+
+// Close closes every open file.
+func (c *Cgroups) Close() error {
+	c.Retain(nil)
+	return nil
+}
+
+// maxOpenFor is how many containers may keep their files open (4 each at
+// most) within half of the process's open-file limit.
+func maxOpenFor() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0
+	}
+	return int(min(rl.Cur/2/4, 4096))
+}
+
 // Node reads the root cgroup. With v2, whose root has no memory.current,
 // memory comes from /proc/meminfo (usage MemTotal - MemFree, working set
 // less Inactive(file)), as runc's libcontainer does.
 func (c *Cgroups) Node() (Usage, error) {
 	if c.version == 1 {
-		u, err := c.read("")
+		u, err := readV1(pathSource(c.paths("")), true)
 		if err != nil {
 			return Usage{}, fmt.Errorf("node: %w", err)
 		}
 		return u, nil
 	}
-	cpu, err := c.v2CPU("")
+	cpu, err := v2CPU(pathSource(c.paths("")))
 	if err != nil {
 		return Usage{}, fmt.Errorf("node: %w", err)
 	}
@@ -159,114 +289,202 @@ func (c *Cgroups) Node() (Usage, error) {
 	}}, nil
 }
 
-// read reads the cgroup at rel (relative to each hierarchy; "" the root).
-func (c *Cgroups) read(rel string) (Usage, error) {
+// parse reads a container's usage from its cgroup's files.
+func (c *Cgroups) parse(src source) (Usage, error) {
 	if c.version == 1 {
-		return c.readV1(rel)
+		return readV1(src, false)
 	}
-	return c.readV2(rel)
+	return readV2(src)
 }
 
-func (c *Cgroups) file(mount, rel, name string) string {
-	return filepath.Join(c.root, mount, rel, name)
+// paths are the files of the cgroup at rel (relative to each hierarchy;
+// "" the root) that parse reads, in the order of the v1Files or v2Files
+// indexes.
+func (c *Cgroups) paths(rel string) []string {
+	if c.version == 1 {
+		return []string{
+			filepath.Join(c.root, c.mounts.CPUAcct, rel, "cpuacct.usage"),
+			filepath.Join(c.root, c.mounts.Memory, rel, "memory.usage_in_bytes"),
+			filepath.Join(c.root, c.mounts.Memory, rel, "memory.stat"),
+		}
+	}
+	dir := filepath.Join(c.root, c.mounts.Unified, rel)
+	return []string{
+		filepath.Join(dir, "cpu.stat"),
+		filepath.Join(dir, "memory.current"),
+		filepath.Join(dir, "memory.stat"),
+		filepath.Join(dir, "memory.max"),
+	}
 }
 
-// readFile reads a cgroup file; a missing one wraps fs.ErrNotExist.
-func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// Indexes of the files paths lists.
+const (
+	v1CPU, v1MemUsage, v1MemStat       = 0, 1, 2
+	v2CPUStat, v2MemCurrent, v2MemStat = 0, 1, 2
+	v2MemMax                           = 3
+)
+
+// source gives a cgroup's files by index.
+type source interface {
+	get(i int) (data []byte, done func(), err error)
+}
+
+// pathSource opens, reads and closes each file when asked.
+type pathSource []string
+
+func (p pathSource) get(i int) ([]byte, func(), error) {
+	fd, err := openFile(p[i])
 	if err != nil {
-		return nil, err // *PathError names the file
+		return nil, nil, err
 	}
-	return data, nil
+	defer syscall.Close(fd)
+	return readFD(fd, p[i])
 }
 
-func readUint(path string) (uint64, bool, error) {
-	data, err := readFile(path)
+// bufPool holds the buffers cgroup files are read into: they are small
+// (a v1 memory.stat is about 1 KiB) and read by the thousand per answer.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// openFile opens a file for reading; a missing one's error wraps
+// fs.ErrNotExist, and names the file.
+func openFile(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// readFD reads a small file whole from offset 0 with pread(2) into a
+// pooled buffer (done returns it): one system call for a cgroup file,
+// where os.ReadFile makes five (open, fstat, fcntl, read, read, close).
+func readFD(fd int, path string) (data []byte, done func(), err error) {
+	bp := bufPool.Get().(*[]byte)
+	buf := *bp
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, err := syscall.Pread(fd, buf[n:], int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			bufPool.Put(bp)
+			return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		n += m
+		// A read shorter than asked is the end of the file, for regular
+		// files and for the kernel's cgroup files alike (their content
+		// is made whole by a read from offset 0): this spares the read
+		// that would return 0.
+		if m == 0 || n < len(buf) {
+			break
+		}
+	}
+	*bp = buf
+	return buf[:n], func() { bufPool.Put(bp) }, nil
+}
+
+func getUint(src source, i int) (uint64, bool, error) {
+	data, done, err := src.get(i)
 	if err != nil {
 		return 0, false, err
 	}
+	defer done()
 	v, limited, err := parseUint(data)
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", path, err)
+		return 0, false, fmt.Errorf("%s: %w", pathOf(src, i), err)
 	}
 	return v, limited, nil
 }
 
-func readKeyed(path string, keys ...string) (map[string]uint64, error) {
-	data, err := readFile(path)
+func getKeyed(src source, i int, keys ...string) (map[string]uint64, error) {
+	data, done, err := src.get(i)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	m, err := parseKeyed(data, keys...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", pathOf(src, i), err)
 	}
 	return m, nil
 }
 
-// readV1: cpuacct.usage (ns), memory.usage_in_bytes, memory.stat's
-// hierarchical total_* counters, memory.limit_in_bytes.
-func (c *Cgroups) readV1(rel string) (Usage, error) {
+func pathOf(src source, i int) string {
+	switch s := src.(type) {
+	case pathSource:
+		return s[i]
+	case *openCgroup:
+		return s.paths[i]
+	}
+	return fmt.Sprint("file ", i)
+}
+
+// readV1: cpuacct.usage (ns), memory.usage_in_bytes and memory.stat: its
+// hierarchical total_* counters, and hierarchical_memory_limit, the limit
+// in force (the lowest of the cgroup's and its ancestors'), which spares
+// reading memory.limit_in_bytes. The root has no limit.
+func readV1(src source, root bool) (Usage, error) {
 	var u Usage
 	var err error
-	if u.CPUNanos, _, err = readUint(c.file(c.mounts.CPUAcct, rel, "cpuacct.usage")); err != nil {
+	if u.CPUNanos, _, err = getUint(src, v1CPU); err != nil {
 		return Usage{}, err
 	}
-	mem := c.mounts.Memory
-	if u.Memory.Usage, _, err = readUint(c.file(mem, rel, "memory.usage_in_bytes")); err != nil {
+	if u.Memory.Usage, _, err = getUint(src, v1MemUsage); err != nil {
 		return Usage{}, err
 	}
-	st, err := readKeyed(c.file(mem, rel, "memory.stat"), "total_inactive_file", "total_rss", "total_pgfault", "total_pgmajfault")
+	st, err := getKeyed(src, v1MemStat, "total_inactive_file", "total_rss", "total_pgfault",
+		"total_pgmajfault", "hierarchical_memory_limit")
 	if err != nil {
 		return Usage{}, err
 	}
 	u.Memory.WorkingSet = workingSet(u.Memory.Usage, st["total_inactive_file"])
 	u.Memory.RSS, u.Memory.PageFaults, u.Memory.MajorPageFaults = st["total_rss"], st["total_pgfault"], st["total_pgmajfault"]
-	if rel != "" { // the root has no limit file
-		limit, _, err := readUint(c.file(mem, rel, "memory.limit_in_bytes"))
-		if err != nil {
-			return Usage{}, err
-		}
-		if limit < noLimit {
-			u.Memory.Limit = limit
-		}
+	if limit, ok := st["hierarchical_memory_limit"]; ok && limit < noLimit && !root {
+		u.Memory.Limit = limit
 	}
 	return u, nil
 }
 
 // v2CPU reads cpu.stat's usage_usec, in nanoseconds.
-func (c *Cgroups) v2CPU(rel string) (uint64, error) {
-	path := c.file(c.mounts.Unified, rel, "cpu.stat")
-	st, err := readKeyed(path, "usage_usec")
+func v2CPU(src source) (uint64, error) {
+	st, err := getKeyed(src, v2CPUStat, "usage_usec")
 	if err != nil {
 		return 0, err
 	}
 	usec, ok := st["usage_usec"]
 	if !ok {
-		return 0, fmt.Errorf("%s: no usage_usec", path)
+		return 0, fmt.Errorf("%s: no usage_usec", pathOf(src, v2CPUStat))
 	}
 	return usec * 1000, nil
 }
 
 // readV2: cpu.stat usage_usec, memory.current, memory.stat (anon,
 // inactive_file, pgfault, pgmajfault), memory.max.
-func (c *Cgroups) readV2(rel string) (Usage, error) {
+func readV2(src source) (Usage, error) {
 	var u Usage
 	var err error
-	if u.CPUNanos, err = c.v2CPU(rel); err != nil {
+	if u.CPUNanos, err = v2CPU(src); err != nil {
 		return Usage{}, err
 	}
-	uni := c.mounts.Unified
-	if u.Memory.Usage, _, err = readUint(c.file(uni, rel, "memory.current")); err != nil {
+	if u.Memory.Usage, _, err = getUint(src, v2MemCurrent); err != nil {
 		return Usage{}, err
 	}
-	st, err := readKeyed(c.file(uni, rel, "memory.stat"), "inactive_file", "anon", "pgfault", "pgmajfault")
+	st, err := getKeyed(src, v2MemStat, "inactive_file", "anon", "pgfault", "pgmajfault")
 	if err != nil {
 		return Usage{}, err
 	}
 	u.Memory.WorkingSet = workingSet(u.Memory.Usage, st["inactive_file"])
 	u.Memory.RSS, u.Memory.PageFaults, u.Memory.MajorPageFaults = st["anon"], st["pgfault"], st["pgmajfault"]
-	limit, limited, err := readUint(c.file(uni, rel, "memory.max"))
+	limit, limited, err := getUint(src, v2MemMax)
 	if err != nil {
 		return Usage{}, err
 	}

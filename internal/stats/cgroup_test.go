@@ -125,3 +125,59 @@ func TestDetectHost(t *testing.T) {
 		t.Fatalf("node usage %+v: zero CPU or memory", u)
 	}
 }
+
+// A container's files stay open between reads (each read sees the file's
+// content anew) until the cgroup goes or Retain drops it.
+func TestCgroupsKeepFilesOpen(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", "v2"))); err != nil {
+		t.Fatal(err)
+	}
+	c, err := DetectAt(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "sys/fs/cgroup/docker", idB)
+	if u, err := c.Container(idB); err != nil || u.CPUNanos != 7e9 {
+		t.Fatalf("first read: %+v, %v", u, err)
+	}
+	if len(c.open) != 1 {
+		t.Fatalf("%d cgroups open after a read, want 1", len(c.open))
+	}
+	// Rewritten in place (a cgroup file's content changes under an open
+	// descriptor): the next read sees it.
+	if err := os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte("usage_usec 8000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := c.Container(idB); err != nil || u.CPUNanos != 8e9 {
+		t.Fatalf("second read: %+v, %v", u, err)
+	}
+	// A file that goes bad: the open files are dropped, the error names it.
+	if err := os.WriteFile(filepath.Join(dir, "memory.current"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Container(idB); err == nil || !strings.Contains(err.Error(), "memory.current") {
+		t.Fatalf("bad file: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.current"), []byte("5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Container(idB); err != nil {
+		t.Fatal(err)
+	}
+	c.Retain(map[string]bool{"other": true})
+	if len(c.open) != 0 {
+		t.Fatalf("%d cgroups open after Retain, want 0", len(c.open))
+	}
+	// The container gone (on a real cgroupfs its open files would fail
+	// with ENODEV and be dropped too): ErrNoCgroup.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Container(idB); !errors.Is(err, ErrNoCgroup) {
+		t.Fatalf("removed cgroup: %v", err)
+	}
+	if err := c.Close(); err != nil || len(c.open) != 0 {
+		t.Fatalf("close: %v, %d open", err, len(c.open))
+	}
+}
