@@ -18,4 +18,3 @@ func TestRunSmall(t *testing.T) {
 		tb.Write(os.Stdout)
 	}
 }
-
