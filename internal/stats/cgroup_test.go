@@ -10,7 +10,8 @@ import (
 
 // Fixture containers: idA is a real container's files copied from this
 // project's cgroup v1 machine (usage and CPU edited to round numbers); idB
-// has a memory limit (v1) or none (v2).
+// has a memory limit (v1: its memory.stat's hierarchical_memory_limit) or
+// none (v2).
 const (
 	idA = "c5d1c1759e79e76df62af483faace4a7d426b90e95c55b3924945cf2a1ad60de"
 	idB = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
