@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newGetCmd(), newDescribeCmd(), newLogsCmd(), newApplyCmd(), newDeleteCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newGetCmd(), newDescribeCmd(), newLogsCmd(), newApplyCmd(), newDeleteCmd(), newTopCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print actorlet's version",
 		Run: func(cmd *cobra.Command, _ []string) {

@@ -24,6 +24,7 @@ import (
 	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/nodelock"
 	"github.com/actorlet/actorlet/internal/pauseimage"
+	"github.com/actorlet/actorlet/internal/stats"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
@@ -72,6 +73,7 @@ type runFlags struct {
 	maxRestarts    int
 	restartWindow  time.Duration
 	requestTimeout time.Duration
+	statsInterval  time.Duration
 	listTimeout    time.Duration
 }
 
@@ -120,6 +122,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.StringVar(&f.api.TLSCertFile, "tls-cert-file", "", "PEM certificate: serve the API over HTTPS (with --tls-private-key-file)")
 	fl.StringVar(&f.api.TLSKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
+	fl.DurationVar(&f.statsInterval, "stats-interval", stats.DefaultInterval, "how often the stats sampler records each container's CPU time (usageNanoCores of /stats/summary is the mean since the newest sample at least 1 s old); 0: serve no stats")
 	fl.BoolVar(&f.allowPriv, "allow-privileged", false, "allow privileged containers (securityContext.privileged)")
 	fl.BoolVar(&f.allowHostPath, "allow-host-path", false, "allow hostPath volumes")
 	fl.StringVar(&f.systemReserved, "system-reserved", "", "cpu and memory kept from pods for the system, as the kubelet's (cpu=200m,memory=500Mi): pods are admitted against the node's CPUs and memory less this and --kube-reserved")
@@ -277,7 +280,9 @@ func run(ctx context.Context, f runFlags) error {
 		opts := f.api
 		opts.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		opts.Logger = log.Named("api")
-		nb := &nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}
+		sc, stopStats := startStats(ctx, f, log, rt) // stats.go; nil when off
+		defer stopStats()
+		nb := &nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented, Stats: sc}
 		nudges, unsubscribe := nodeapi.Nudges(sys.Root, pid)
 		defer unsubscribe()
 		kctx, stopKube := context.WithCancel(ctx)

@@ -13,6 +13,8 @@
 //	--ignore-sigterm         ignore SIGTERM, so only SIGKILL stops it (TW_IGNORE_SIGTERM)
 //	--term-delay DUR         on SIGTERM, drain for DUR, then exit 0 (TW_TERM_DELAY; default 0)
 //	--log-every DUR          print a line to stdout every DUR (TW_LOG_EVERY; default off)
+//	--burn-cpu N             keep N CPUs busy with N spinning threads (TW_BURN_CPU; default 0)
+//	--alloc-mib N            allocate N MiB at start, write every page and keep it (TW_ALLOC_MIB; default 0)
 //
 // The HTTP server answers GET /healthz with 200 "ok" while healthy and 500
 // "failing" once failed; GET /fail makes it fail and GET /recover healthy
@@ -32,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -57,6 +60,8 @@ type config struct {
 	ignoreSIGTERM    bool
 	termDelay        time.Duration
 	logEvery         time.Duration
+	burnCPU          int
+	allocMiB         int
 }
 
 func main() {
@@ -85,6 +90,8 @@ func parse(args []string) (config, error) {
 	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM")
 	fs.DurationVar(&c.termDelay, "term-delay", 0, "on SIGTERM, keep running this long, then exit 0")
 	fs.DurationVar(&c.logEvery, "log-every", 0, "print a line this often (0: never)")
+	fs.IntVar(&c.burnCPU, "burn-cpu", 0, "keep this many CPUs busy")
+	fs.IntVar(&c.allocMiB, "alloc-mib", 0, "allocate and touch this many MiB, and keep them")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TW_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -104,6 +111,15 @@ func parse(args []string) (config, error) {
 func run(c config) int {
 	start := time.Now()
 	fmt.Printf("testworkload: started pid=%d\n", os.Getpid())
+
+	for range c.burnCPU {
+		go burn()
+	}
+	held := allocate(c.allocMiB)
+	defer runtime.KeepAlive(held)
+	if c.allocMiB > 0 {
+		fmt.Printf("testworkload: holding %d MiB\n", c.allocMiB)
+	}
 
 	var healthy atomic.Bool
 	healthy.Store(true)
@@ -222,4 +238,29 @@ func mkdirCommand(args []string) int {
 		fmt.Printf("mkdir %s: %v\n", *dir, err)
 		return 1
 	}
+}
+
+// burn spins forever on its own OS thread: one CPU busy.
+func burn() {
+	runtime.LockOSThread()
+	x := uint64(1)
+	for {
+		x = x*6364136223846793005 + 1442695040888963407
+		if x == 0 {
+			fmt.Println(x) // never: keeps the loop from being optimised away
+		}
+	}
+}
+
+// allocate returns mib MiB with every page written, so all of it is
+// resident (anonymous memory: counted in the working set).
+func allocate(mib int) []byte {
+	if mib <= 0 {
+		return nil
+	}
+	b := make([]byte, mib<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	return b
 }

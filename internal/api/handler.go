@@ -66,6 +66,7 @@ func (h *handler) chain(opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /pods/{namespace}/{name}", h.pod)
 	mux.HandleFunc("GET /events", h.events)
 	mux.HandleFunc("GET /logs/{namespace}/{pod}/{container}", h.logs)
+	h.statsRoutes(mux) // stats.go
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", opts.Metrics)
 	}

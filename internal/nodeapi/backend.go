@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/api"
+	"github.com/actorlet/actorlet/internal/stats"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/node"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -28,6 +29,7 @@ type Backend struct {
 	Node    *actor.PID
 	Runtime runtimeadapter.Runtime // for logs: must implement runtimeadapter.LogSource
 	Timeout time.Duration          // per query; default DefaultQueryTimeout
+	Stats   *stats.Collector       // /stats/summary, /metrics/resource, /spec; nil: not served (404)
 }
 
 var _ api.Backend = (*Backend)(nil)

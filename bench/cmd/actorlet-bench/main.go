@@ -10,6 +10,8 @@
 //	restart   restart latency on Docker against --restart=always
 //	start     50 pods on Docker against a docker CLI script
 //	idle      idle CPU of the actorlet binary with 100 pods, events on/off
+//	stats     time to answer /stats/summary and /metrics/resource, 110 pods
+//	          (fixture cgroups, fake listing)
 //
 // Usage (from the repository; `make bench` runs it all):
 //
@@ -41,9 +43,10 @@ import (
 	"github.com/actorlet/actorlet/bench/pipeline"
 	"github.com/actorlet/actorlet/bench/relist"
 	"github.com/actorlet/actorlet/bench/report"
+	"github.com/actorlet/actorlet/bench/statsbench"
 )
 
-var all = []string{"relist", "pipeline", "detect", "restart", "start", "idle"}
+var all = []string{"relist", "pipeline", "detect", "restart", "start", "idle", "stats"}
 
 func main() {
 	// Sample the heap finely enough to attribute a pod's few kilobytes to
@@ -140,6 +143,14 @@ func run(args []string) error {
 		case "pipeline":
 			kills := max(*pods/10, 1)
 			_, tables, err = pipeline.Run(pipeline.Options{Pods: *pods, Rounds: 3, Tries: 3, Kills: kills, Log: log})
+		case "stats":
+			var t *report.Table
+			requests := 200
+			if *quick {
+				requests = 20
+			}
+			_, t, err = statsbench.Run(statsbench.Options{Requests: requests, Log: log})
+			tables = []*report.Table{t}
 		default:
 			var e *dockerbench.Env
 			if e, err = dockerEnv(); err == nil {
