@@ -64,4 +64,3 @@ func (r *Runtime) Exec(ctx context.Context, ref string, cmd []string, timeout ti
 	}
 	return runtimeadapter.ExecResult{ExitCode: int(resp.GetExitCode()), Output: out}, nil
 }
-

@@ -165,10 +165,10 @@ func New(opts Options) (*Runtime, error) {
 	}
 	return &Runtime{
 		opts: opts, conn: conn, log: log,
-		rs:       runtimeapi.NewRuntimeServiceClient(conn),
-		is:       runtimeapi.NewImageServiceClient(conn),
-		creating: map[string]*refMutex{},
-		statuses: map[string]cached{},
+		rs:          runtimeapi.NewRuntimeServiceClient(conn),
+		is:          runtimeapi.NewImageServiceClient(conn),
+		creating:    map[string]*refMutex{},
+		statuses:    map[string]cached{},
 		sandboxDone: map[string]time.Time{},
 	}, nil
 }
