@@ -25,7 +25,6 @@ import (
 	"github.com/actorlet/actorlet/internal/pauseimage"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/node"
-	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -69,6 +68,9 @@ type runFlags struct {
 	restartWindow  time.Duration
 	requestTimeout time.Duration
 	listTimeout    time.Duration
+	runtime        string
+	endpoint       string
+	podLogsDir     string
 }
 
 func newRunCmd() *cobra.Command {
@@ -107,6 +109,9 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
 	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", node.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
 	fl.DurationVar(&f.listTimeout, "list-timeout", node.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
+	fl.StringVar(&f.runtime, "container-runtime", runtimeDocker, "the container runtime: docker, or cri (a CRI v1 runtime such as containerd at --container-runtime-endpoint)")
+	fl.StringVar(&f.endpoint, "container-runtime-endpoint", defaultCRIEndpoint, "with --container-runtime cri: the runtime's CRI socket, as the kubelet's (unix:///path)")
+	fl.StringVar(&f.podLogsDir, "pod-logs-dir", defaultPodLogsDir, "with --container-runtime cri: where the runtime writes container logs, in the kubelet's layout (<namespace>_<pod>_<uid>/<container>/<restartCount>.log)")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
@@ -181,27 +186,14 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	defer lock.Release()
 
-	// A node agent often starts before its runtime: a daemon that does not
-	// answer yet is logged and shown in /healthz, and the PLEG lists again
-	// with backoff until it answers. The default pause image is built
-	// when a sandbox first needs it.
-	dopts := []docker.Option{docker.WithLogger(log.Named("docker"))}
-	if f.podInfraImage == pauseimage.DefaultTag {
-		dopts = append(dopts, pauseimage.Local(f.podInfraImage))
-	}
-	drt, err := docker.New(dopts...)
+	// A node agent often starts before its runtime: a runtime that does
+	// not answer yet is logged and shown in /healthz, and the PLEG lists
+	// again with backoff until it answers.
+	rt, closeRuntime, err := openRuntime(ctx, f, log)
 	if err != nil {
-		return fmt.Errorf("docker: %w", err)
+		return err
 	}
-	defer drt.Close()
-	rt := drt
-	pctx, cancel := context.WithTimeout(ctx, startPingTimeout)
-	err = rt.Ping(pctx)
-	cancel()
-	if err != nil {
-		log.Warn("Docker does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
-			zap.Error(err))
-	}
+	defer closeRuntime()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -313,7 +313,7 @@ func Require(t testing.TB) *Containerd {
 
 // Main runs the package's tests and then stops the containerd Require
 // started, if any. Call it from TestMain: os.Exit(containerdtest.Main(m)).
-func Main(m *testing.M) int {
+func Main(m interface{ Run() int }) int {
 	code := m.Run()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
@@ -378,3 +378,12 @@ func (c *Containerd) RemoveNode(ctx context.Context, node string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Wrap returns m with Main's teardown: its Run runs the tests, then stops
+// the private containerd. For a TestMain that hands m to another Main
+// (testbin.Main(containerdtest.Wrap(m))).
+func Wrap(m interface{ Run() int }) interface{ Run() int } { return wrapped{m} }
+
+type wrapped struct{ m interface{ Run() int } }
+
+func (w wrapped) Run() int { return Main(w.m) }
