@@ -70,11 +70,11 @@ func (r *Runtime) runSandbox(ctx context.Context, spec runtimeadapter.ContainerS
 			return "", err
 		}
 		if !ready {
-			what := "a sandbox on the pod network"
+			what := "on the pod network"
 			if len(spec.PortBindings) > 0 {
-				what += fmt.Sprintf(" publishing hostPort %d", spec.PortBindings[0].HostPort)
+				what += fmt.Sprintf(", publishing hostPort %d", spec.PortBindings[0].HostPort)
 			}
-			return "", fmt.Errorf("pod %s: sandbox %s: %s: %w (runtime: %s); set hostNetwork: true", pod, spec.Name, what, ErrNoPodNetwork, why)
+			return "", fmt.Errorf("sandbox %s of pod %s %s: %w (runtime: %s); set hostNetwork: true", spec.Name, pod, what, ErrNoPodNetwork, why)
 		}
 	}
 	cfg := sandboxConfig(spec, r.opts.LogRoot, hostNetwork)

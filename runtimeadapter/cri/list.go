@@ -3,7 +3,6 @@ package cri
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -279,5 +278,3 @@ func (r *Runtime) sandboxView(s *runtimeapi.PodSandboxStatus) runtimeadapter.Con
 	return fromSandbox(s.GetId(), s.GetMetadata(), s.GetState(), s.GetCreatedAt(), s.GetLabels(), s.GetAnnotations(),
 		ip, r.doneAt(s.GetId(), s.GetState(), time.Now()))
 }
-
-var _ = fmt.Sprintf
