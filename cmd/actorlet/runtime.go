@@ -67,7 +67,7 @@ func openRuntime(ctx context.Context, f runFlags, log *zap.Logger) (runtimeadapt
 			log.Warn("the CRI runtime does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
 				zap.String("endpoint", f.endpoint), zap.Error(err))
 			log.Info("runtime events: relist only (the CRI runtime's events are not used)", zap.Duration("relistPeriod", f.relistPeriod))
-			return crt, func() { crt.Close() }, nil
+			return crt, rotateLogs(ctx, crt, f.nodeName), nil
 		}
 		fields := []zap.Field{zap.String("endpoint", f.endpoint), zap.String("runtime", version), zap.String("podLogsDir", logs)}
 		if ready, why, err := crt.NetworkReady(pctx); err == nil && !ready {
@@ -87,8 +87,25 @@ func openRuntime(ctx context.Context, f runFlags, log *zap.Logger) (runtimeadapt
 		default:
 			log.Info("runtime events: relist only (CRI GetContainerEvents is Unimplemented on this runtime, as on containerd 1.6)", zap.Duration("relistPeriod", f.relistPeriod))
 		}
-		return crt, func() { crt.Close() }, nil
+		return crt, rotateLogs(ctx, crt, f.nodeName), nil
 	default:
 		return nil, nil, fmt.Errorf("--container-runtime %q: want %s or %s", f.runtime, runtimeDocker, runtimeCRI)
+	}
+}
+
+// rotateLogs rotates the node's container logs as the kubelet does for a
+// CRI runtime (every 10 s, 10 MiB × 5 files) until the returned function
+// is called, which also closes the runtime.
+func rotateLogs(ctx context.Context, crt *cri.Runtime, node string) func() {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		crt.RotateLogsEvery(rctx, node, cri.DefaultLogRotateInterval, cri.DefaultLogMaxSize, cri.DefaultLogMaxFiles)
+	}()
+	return func() {
+		cancel()
+		<-done
+		crt.Close()
 	}
 }

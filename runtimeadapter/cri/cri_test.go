@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/cri"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
+	"github.com/actorlet/actorlet/test/support/containerdtest"
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
@@ -208,3 +212,77 @@ func TestWithEvents(t *testing.T) {
 }
 
 func is[T any](v any) bool { _, ok := v.(T); return ok }
+
+// TestRotateLogs: a log past its size is renamed, the runtime reopens it
+// (new lines go to a new file), at most maxFiles files are kept, and a
+// followed log goes on into the new file.
+func TestRotateLogs(t *testing.T) {
+	t.Parallel()
+	cd := containerdtest.Require(t)
+	logs := t.TempDir()
+	rt, err := cri.New(cri.Options{Endpoint: cd.Endpoint, LogRoot: logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	node := testimages.NodeName("t-cri-rotate")
+	cd.CleanupNode(t, node)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	sb, app := pod(node, "rotate", "--log-every", "2ms")
+	if _, err := rt.Create(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Create(ctx, app)
+	if err == nil {
+		err = rt.Start(ctx, id)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(logs, "default_rotate_"+node+"-rotate", "app", "0.log")
+	rc, err := rt.Logs(ctx, id, runtimeadapter.LogOptions{Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var followed atomic.Int64
+	go func() {
+		sc := bufio.NewScanner(rc)
+		for sc.Scan() {
+			followed.Add(1)
+		}
+	}()
+	// Rotated files are named by the second: rotating more often than
+	// that waits. Rotate until more files were made than are kept.
+	const maxSize, maxFiles = 2 << 10, 3
+	seen := map[string]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for delay := 20 * time.Millisecond; len(seen) <= maxFiles; delay = min(2*delay, 200*time.Millisecond) {
+		if err := rt.RotateLogs(ctx, node, maxSize, maxFiles); err != nil {
+			t.Fatal(err)
+		}
+		rotated, _ := filepath.Glob(path + ".*")
+		if len(rotated) > maxFiles-1 {
+			t.Fatalf("%d rotated files %v, want at most %d", len(rotated), rotated, maxFiles-1)
+		}
+		for _, f := range rotated {
+			seen[f] = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rotated files seen: %v; want %d within 30 s", seen, maxFiles+1)
+		}
+		time.Sleep(delay)
+	}
+	before := followed.Load()
+	deadline = time.Now().Add(10 * time.Second)
+	for followed.Load() < before+10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the followed log stopped after rotation at %d lines", followed.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("the reopened log %s: %v, %v; want new lines in it", path, fi, err)
+	}
+}

@@ -84,3 +84,18 @@ func TestReadSelectRender(t *testing.T) {
 		t.Errorf("render = %q, want %q", b.String(), want)
 	}
 }
+
+func TestToPrune(t *testing.T) {
+	p := "/l/app/0.log"
+	files := []string{p + ".20240101-000003", p + ".20240101-000001.gz", p + ".20240101-000002", p + ".tmp", p + ".2024", "/l/app/1.log.20240101-000000"}
+	got := toPrune(p, files, 2)
+	if len(got) != 1 || got[0] != p+".20240101-000001.gz" {
+		t.Errorf("toPrune keep 2 = %v, want the oldest rotated file only (not .tmp, not another log's)", got)
+	}
+	if got := toPrune(p, files, 3); len(got) != 0 {
+		t.Errorf("toPrune keep 3 = %v, want none", got)
+	}
+	if got := toPrune(p, files, 0); len(got) != 3 {
+		t.Errorf("toPrune keep 0 = %v, want the 3 rotated files", got)
+	}
+}
