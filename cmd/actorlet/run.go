@@ -27,7 +27,6 @@ import (
 	"github.com/actorlet/actorlet/internal/stats"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/node"
-	"github.com/actorlet/actorlet/runtimeadapter/docker"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -75,6 +74,9 @@ type runFlags struct {
 	requestTimeout time.Duration
 	statsInterval  time.Duration
 	listTimeout    time.Duration
+	runtime        string
+	endpoint       string
+	podLogsDir     string
 }
 
 func newRunCmd() *cobra.Command {
@@ -114,6 +116,9 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
 	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", node.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
 	fl.DurationVar(&f.listTimeout, "list-timeout", node.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
+	fl.StringVar(&f.runtime, "container-runtime", runtimeDocker, "the container runtime: docker, or cri (a CRI v1 runtime such as containerd at --container-runtime-endpoint)")
+	fl.StringVar(&f.endpoint, "container-runtime-endpoint", defaultCRIEndpoint, "with --container-runtime cri: the runtime's CRI socket, as the kubelet's (unix:///path)")
+	fl.StringVar(&f.podLogsDir, "pod-logs-dir", defaultPodLogsDir, "with --container-runtime cri: where the runtime writes container logs, in the kubelet's layout (<namespace>_<pod>_<uid>/<container>/<restartCount>.log)")
 	fl.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
@@ -200,28 +205,14 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	defer lock.Release()
 
-	// A node agent often starts before its runtime: a daemon that does not
-	// answer yet is logged and shown in /healthz, and the PLEG lists again
-	// with backoff until it answers. The default pause image is built
-	// when a sandbox first needs it.
-	dopts := []docker.Option{docker.WithLogger(log.Named("docker"))}
-	if f.podInfraImage == pauseimage.DefaultTag {
-		dopts = append(dopts, pauseimage.Local(f.podInfraImage))
-	}
-	dopts = append(dopts, containerdOption(log, f))
-	drt, err := docker.New(dopts...)
+	// A node agent often starts before its runtime: a runtime that does
+	// not answer yet is logged and shown in /healthz, and the PLEG lists
+	// again with backoff until it answers.
+	rt, closeRuntime, err := openRuntime(ctx, f, log)
 	if err != nil {
-		return fmt.Errorf("docker: %w", err)
+		return err
 	}
-	defer drt.Close()
-	rt := drt
-	pctx, cancel := context.WithTimeout(ctx, startPingTimeout)
-	err = rt.Ping(pctx)
-	cancel()
-	if err != nil {
-		log.Warn("Docker does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
-			zap.Error(err))
-	}
+	defer closeRuntime()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -288,7 +279,7 @@ func run(ctx context.Context, f runFlags) error {
 		kctx, stopKube := context.WithCancel(ctx)
 		defer stopKube()
 		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Info: nodeapi.NodeInfo{
-			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: drt.Version,
+			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: runtimeVersion(rt),
 		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: nudges, Logger: log.Named("kubeapi"), Context: kctx})
 		go kube.Run(kctx)
 		opts.Kube = kube
@@ -331,26 +322,4 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	sys.Shutdown()
 	return nil
-}
-
-// containerdOption follows Docker's containerd when its socket is found
-// (or named by --containerd-address), and says once which path a
-// container's death takes to its pod.
-func containerdOption(log *zap.Logger, f runFlags) docker.Option {
-	switch {
-	case !f.events:
-		log.Info("container exits: found by relisting every --relist-period (--runtime-events=false)", zap.Duration("relistPeriod", f.relistPeriod))
-		return docker.WithContainerd("")
-	case f.containerd == "none":
-		log.Info("container exits: Docker's die events (--containerd-address none), the relist as the safety net")
-		return docker.WithContainerd("")
-	}
-	addr, err := docker.FindContainerd(f.containerd)
-	if err != nil {
-		log.Info("container exits: Docker's die events, the relist as the safety net; Docker's containerd is not followed", zap.Error(err))
-		return docker.WithContainerd("")
-	}
-	log.Info("container exits: Docker's containerd task events, ahead of Docker's die events (the fallback, with the relist)",
-		zap.String("containerd", addr), zap.String("namespace", "moby"))
-	return docker.WithContainerd(addr)
 }

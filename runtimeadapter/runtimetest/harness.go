@@ -51,6 +51,16 @@ type Instance struct {
 	// LogLine is a string every Workload prints on stdout once started;
 	// needed only when Runtime implements runtimeadapter.LogSource.
 	LogLine string
+	// NoPodNetwork: the runtime has no pod network (a CRI runtime
+	// without CNI), so a sandbox can only use the host's. The suite's
+	// sandboxes then use NetworkMode "host", and OnlyARunningSandboxHasAnIP
+	// checks instead that a sandbox on the pod network is refused at
+	// create, naming it.
+	NoPodNetwork bool
+	// SandboxesRunUntilStopped: a sandbox runs the runtime's own pause
+	// image whatever its spec's Workload (CRI), so it never exits by
+	// itself; the suite stops one it needs exited.
+	SandboxesRunUntilStopped bool
 }
 
 // Workload is what a container does once started. The zero Workload runs

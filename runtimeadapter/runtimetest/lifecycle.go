@@ -2,6 +2,7 @@ package runtimetest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -155,6 +156,10 @@ var lifecycleCases = []testCase{
 		// while it runs, a container that joins it or the host's network
 		// has none of its own.
 		p := e.pod("p")
+		if e.NoPodNetwork {
+			e.noPodNetwork(p)
+			return
+		}
 		sid := e.create(e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
 		if c := e.inspect(sid); c.IP != "" {
 			e.t.Errorf("created sandbox has IP %q, want none before it runs", c.IP)
@@ -209,4 +214,35 @@ func mustFind(e *env, id string) runtimeadapter.Container {
 		e.t.Fatalf("container %s not listed (All)", id)
 	}
 	return c
+}
+
+// noPodNetwork is OnlyARunningSandboxHasAnIP on a runtime without a pod
+// network: a sandbox on the pod network is refused at create, naming it
+// (nothing is left of it), and a sandbox on the host's network, and a
+// container that joins it, have no IP of their own.
+func (e *env) noPodNetwork(p pod) {
+	e.t.Helper()
+	spec := e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+	spec.NetworkMode = ""
+	id, err := e.Runtime.Create(e.ctx, spec)
+	if id != "" {
+		e.track(id)
+	}
+	if err == nil {
+		e.t.Errorf("create of a sandbox on the pod network of a runtime without one: nil error")
+	} else if !strings.Contains(err.Error(), spec.Name) {
+		e.t.Errorf("create of a sandbox on the pod network: %q does not name it", err)
+	}
+	if got := e.list(runtimeadapter.ListOptions{All: true}).Containers; len(got) != 0 {
+		e.t.Errorf("a refused sandbox left %+v", got)
+	}
+	host := e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+	sid := e.run(host)
+	app := e.spec(p, "app", runtimeadapter.TypeApp, Workload{})
+	app.NetworkMode = "container:" + sid
+	for _, id := range []string{sid, e.run(app)} {
+		if c := e.inspect(id); c.IP != "" {
+			e.t.Errorf("container %s on the host's network has IP %q, want none", c.Name, c.IP)
+		}
+	}
 }

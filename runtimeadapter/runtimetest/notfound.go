@@ -70,6 +70,11 @@ var notFoundCases = []testCase{
 	}},
 	{"JoiningAStoppedContainer", func(e *env) {
 		sid := e.run(e.spec(e.pod("p"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{Exits: true, ExitAfter: shortExit}))
+		if e.SandboxesRunUntilStopped {
+			if err := e.Runtime.Stop(e.ctx, sid, grace); err != nil {
+				e.t.Fatal(err)
+			}
+		}
 		e.waitExited(sid)
 		app := e.app("app", Workload{})
 		app.NetworkMode = "container:" + sid

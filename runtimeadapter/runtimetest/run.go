@@ -160,6 +160,9 @@ func (e *env) spec(p pod, name string, typ runtimeadapter.ContainerType, w Workl
 		Labels: meta.Labels(),
 	}
 	e.Workload(&s, w)
+	if typ == runtimeadapter.TypeSandbox && e.NoPodNetwork {
+		s.NetworkMode = "host"
+	}
 	return s
 }
 

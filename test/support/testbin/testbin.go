@@ -26,8 +26,10 @@ var (
 )
 
 // Main runs the package's tests with a temporary directory for the
-// binary, removes it, and exits with the result. Call it from TestMain.
-func Main(m *testing.M) {
+// binary, removes it, and exits with the result. Call it from TestMain
+// with the package's *testing.M (or anything that runs the tests, such as
+// containerdtest.Wrap(m)).
+func Main(m interface{ Run() int }) {
 	d, err := os.MkdirTemp("", "actorlet-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testbin:", err)
