@@ -150,3 +150,39 @@ func TestExitPathWithoutContainerd(t *testing.T) {
 		})
 	}
 }
+
+// A death containerd reported is no evidence against Docker's event
+// stream: under load Docker's die event comes seconds after the relist
+// that containerd's exit triggered has found the death, and the stream
+// stays healthy (here the die event never comes at all).
+func TestContainerdExitIsNoSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.AutoImages(true))
+		xr := &exitingRuntime{Runtime: rt, path: "containerd task events at /test.sock, namespace moby", feed: make(chan runtimeadapter.Exit)}
+		h := newHarness(t, rt)
+		h.cfg.Runtime = xr
+		h.start()
+		h.apply(testPod("two", "uid-s", v1.RestartPolicyNever, "app", "other"))
+		waitFor(t, 10*time.Second, "apps running", func() bool {
+			return len(rt.Running("uid-s", "app")) == 1 && len(rt.Running("uid-s", "other")) == 1
+		})
+		time.Sleep(10 * time.Second) // listings well past the stream's grace
+		synctest.Wait()
+		if c, ok := healthCheck(t, h, "event stream"); !ok || !c.OK {
+			t.Fatalf("event stream before: %+v", c)
+		}
+		rt.SilenceEvents(-1) // Docker's die event: not before the checks below
+		app := rt.Running("uid-s", "app")[0]
+		if err := rt.Kill(app.ID, 3); err != nil {
+			t.Fatal(err)
+		}
+		xr.feed <- runtimeadapter.Exit{ContainerID: app.ID, PodUID: "uid-s", ExitCode: 3, ExitedAt: time.Now()}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if c, ok := healthCheck(t, h, "event stream"); !ok || !c.OK {
+			t.Fatalf("event stream after a death containerd reported and Docker did not yet: %+v", c)
+		}
+		h.stop()
+		rt.Close()
+	})
+}

@@ -184,6 +184,16 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		}
 		r.touched[x.ContainerID] = true
 		ctx.Send(r.router, &protocol.ContainerExited{UID: types.UID(x.PodUID), ContainerID: x.ContainerID, ExitCode: x.ExitCode, At: x.ExitedAt})
+		if r.following {
+			// The relist this triggers finds the death before Docker's
+			// die event, which under load comes seconds later: the death
+			// counts as reported, so that lag is never taken for a silent
+			// stream. As stream 0, which is no stream's, it confirms none;
+			// starts and removals still check the stream.
+			before := r.watch.State()
+			r.watch.Event(0, x.ContainerID, runtimeadapter.EventDie, r.cfg.Clock.Now())
+			r.streamChanged(ctx, before)
+		}
 		r.want(ctx)
 	case *exitsOpened:
 		r.exitsOpen, r.exitsErr = true, nil
