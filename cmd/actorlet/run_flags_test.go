@@ -46,3 +46,37 @@ func TestRunSupervisionAndDeadlineFlags(t *testing.T) {
 		}
 	}
 }
+
+// The runtime flags: Docker by default; a CRI runtime by the kubelet's
+// flag names; a bad runtime or endpoint is refused by name.
+func TestRunRuntimeFlags(t *testing.T) {
+	fl := newRunCmd().Flags()
+	for name, want := range map[string]string{
+		"container-runtime": "docker", "container-runtime-endpoint": "unix:///run/containerd/containerd.sock", "pod-logs-dir": "/var/log/pods",
+	} {
+		f := fl.Lookup(name)
+		if f == nil {
+			t.Errorf("no --%s flag", name)
+			continue
+		}
+		if f.DefValue != want {
+			t.Errorf("--%s default %s, want %s", name, f.DefValue, want)
+		}
+	}
+	root := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--container-runtime", "rkt"}, `--container-runtime "rkt": want docker or cri`},
+		{[]string{"--container-runtime", "cri", "--container-runtime-endpoint", "tcp://127.0.0.1:1"}, `--container-runtime-endpoint: cri: endpoint "tcp://127.0.0.1:1": want unix:///path/to/socket`},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var out, errOut bytes.Buffer
+		err := runCLI(ctx, &out, &errOut, append([]string{"run", "--node-name", "n1", "--root-dir", root, "--port", "-1", "--manifests", root}, tc.args...)...)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %v = %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
