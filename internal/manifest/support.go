@@ -127,7 +127,9 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].configMap", support: rejected, why: whyProjection, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].secret", support: rejected, why: whyProjection, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].serviceAccountToken", support: rejected, why: whyProjection + "; a static pod has no service account token", harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].projected.sources[*].clusterTrustBundle", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].downwardAPI", support: supported}, // items checked in validateDownwardAPI
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].clusterTrustBundle", support: rejected, why: whyProjection + "; a static pod has no API server to read ClusterTrustBundles from", harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].podCertificate", support: rejected, why: whyProjection + "; a static pod has no API server to sign its certificate", harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].portworxVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].scaleIO", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].storageos", support: rejected, why: whyVolumeKind, harmless: isAbsent},

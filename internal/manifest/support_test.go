@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,6 +26,10 @@ func TestSupportTableCoversAPI(t *testing.T) {
 	var missing []string
 	walkFields(reflect.TypeFor[v1.PodSpec](), "spec", rows[podScope], &missing)
 	walkFields(reflect.TypeFor[v1.Container](), "", rows[containerScope], &missing)
+	// The projected row is supported, which covers what is below it; but
+	// each projection source is a kind of its own (podCertificate, added
+	// in Kubernetes 1.34, was once dropped silently): each needs a row.
+	walkFields(reflect.TypeFor[v1.VolumeProjection](), "spec.volumes[*].projected.sources[*]", rows[podScope], &missing)
 	slices.Sort(missing)
 	for _, m := range missing {
 		t.Errorf("field %s has no row in supportTable", m)
@@ -132,4 +137,35 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// TestSupportTableInREADME: the README's checklist names every field the
+// table refuses or ignores, so a user reading it learns of each.
+func TestSupportTableInREADME(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(data), "### Checklist: what a manifest may use")
+	if start < 0 {
+		t.Fatal("README.md has no checklist section")
+	}
+	checklist := string(data[start:])
+	if end := strings.Index(checklist[1:], "\n## "); end >= 0 {
+		checklist = checklist[:end+1]
+	}
+	for _, r := range supportTable {
+		if r.support == supported {
+			continue
+		}
+		segs := strings.Split(strings.ReplaceAll(r.path, "[*]", ""), ".")
+		name := segs[len(segs)-1]
+		// A generic last name is named with its parent: resources.limits.
+		if len(segs) > 1 && slices.Contains([]string{"limits", "requests", "claims", "tcpSocket"}, name) {
+			name = segs[len(segs)-2] + "." + name
+		}
+		if !strings.Contains(checklist, name+"`") && !strings.Contains(checklist, "`"+name) {
+			t.Errorf("the README's checklist does not name %s (row %s)", name, r.path)
+		}
+	}
 }

@@ -273,6 +273,14 @@ func validateEmptyDir(ed *v1.EmptyDirVolumeSource, p *field.Path) (warnings []st
 			warnings = append(warnings, fmt.Sprintf("%s: ignored by actorlet: the size of an emptyDir on disk is not limited", p.Child("sizeLimit")))
 		}
 	}
+	if m := ed.Mode; m != nil {
+		switch {
+		case *m < 0 || *m > 0o1777:
+			errs = append(errs, field.Invalid(p.Child("mode"), fmt.Sprintf("%#o", *m), "must be between 0000 and 01777"))
+		case ed.Medium == v1.StorageMediumMemory:
+			errs = append(errs, field.Forbidden(p.Child("mode"), notSupported+": a Memory emptyDir is a tmpfs of the runtime's mode (1777)"))
+		}
+	}
 	if ed.Medium == v1.StorageMediumMemory {
 		warnings = append(warnings, fmt.Sprintf("%s: Memory: the tmpfs is private to its container and emptied when the container restarts", p.Child("medium")))
 	}

@@ -98,6 +98,22 @@ func TestValidateRun(t *testing.T) {
 			v.EmptyDir.SizeLimit = ptr(resource.MustParse("1Gi"))
 			withVolumes([]v1.Volume{v}, mountOf("cache", "/cache"))(p)
 		}, wantWarns: []string{"spec.volumes[0].emptyDir.sizeLimit: ignored by actorlet: the size of an emptyDir on disk is not limited"}},
+		{name: "emptyDir mode", mutate: func(p *v1.Pod) {
+			v := emptyDir("tmp", "")
+			v.EmptyDir.Mode = ptr(int32(0o1777))
+			withVolumes([]v1.Volume{v}, mountOf("tmp", "/tmp"))(p)
+		}},
+		{name: "emptyDir mode out of range", mutate: func(p *v1.Pod) {
+			v := emptyDir("tmp", "")
+			v.EmptyDir.Mode = ptr(int32(0o4777))
+			withVolumes([]v1.Volume{v}, mountOf("tmp", "/tmp"))(p)
+		}, wantErrs: []string{`spec.volumes[0].emptyDir.mode: Invalid value: "04777": must be between 0000 and 01777`}},
+		{name: "emptyDir Memory mode", mutate: func(p *v1.Pod) {
+			v := emptyDir("shm", v1.StorageMediumMemory)
+			v.EmptyDir.Mode = ptr(int32(0o700))
+			withVolumes([]v1.Volume{v}, mountOf("shm", "/dev/shm"))(p)
+		}, wantErrs: []string{"spec.volumes[0].emptyDir.mode: Forbidden: not supported by actorlet: a Memory emptyDir is a tmpfs of the runtime's mode (1777)"},
+			wantWarns: []string{"spec.volumes[0].emptyDir.medium: Memory"}},
 		{name: "emptyDir negative sizeLimit", mutate: func(p *v1.Pod) {
 			v := emptyDir("cache", "")
 			v.EmptyDir.SizeLimit = ptr(resource.MustParse("-1"))
@@ -177,12 +193,16 @@ func TestValidateRun(t *testing.T) {
 			Sources: []v1.VolumeProjection{
 				{ConfigMap: &v1.ConfigMapProjection{}}, {Secret: &v1.SecretProjection{}},
 				{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}},
+				{ClusterTrustBundle: &v1.ClusterTrustBundleProjection{Path: "ca.pem"}},
+				{PodCertificate: &v1.PodCertificateProjection{SignerName: "example.com/foo"}},
 			},
 		}}}}, mountOf("p", "/p")),
 			wantErrs: []string{
 				"spec.volumes[0].projected.sources[0].configMap: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
 				"spec.volumes[0].projected.sources[1].secret: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
 				"spec.volumes[0].projected.sources[2].serviceAccountToken: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no service account token",
+				"spec.volumes[0].projected.sources[3].clusterTrustBundle: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no API server to read ClusterTrustBundles from",
+				"spec.volumes[0].projected.sources[4].podCertificate: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no API server to sign its certificate",
 			}},
 		{name: "volume name invalid", mutate: withVolumes([]v1.Volume{emptyDir("Data", "")}),
 			wantErrs: []string{`spec.volumes[0].name: Invalid value: "Data"`}},

@@ -47,8 +47,8 @@ type PodDir struct {
 
 // PodDirs lists, parents first, the directories pod's app containers need
 // (volumeprep.Prepare makes them): the pod's directory and its volumes
-// directory (0750), each disk-backed emptyDir volume (0777, so a
-// container's non-root user can write), each subPath mounted from one
+// directory (0750), each disk-backed emptyDir volume (its emptyDir.mode,
+// else 0777, so a container's non-root user can write), each subPath mounted from one
 // (0777) or from a hostPath volume (0755), and, with opts.AllowHostPath,
 // the path of each hostPath volume of type "" or DirectoryOrCreate (0755:
 // the kubelet creates these, "" because container runtimes do). Nothing is
@@ -72,7 +72,7 @@ func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 		add(PodDirPath(opts.RootDir, uid), podDirMode)
 		add(filepath.Dir(base), podDirMode)
 		add(base, podDirMode)
-		add(EmptyDirPath(opts.RootDir, uid, vol.Name), emptyDirMode)
+		add(EmptyDirPath(opts.RootDir, uid, vol.Name), emptyDirModeOf(&vol))
 	}
 	for _, vol := range pod.Spec.Volumes {
 		if !isWrittenVolume(&vol) {
@@ -107,6 +107,21 @@ func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 		}
 	}
 	return out
+}
+
+// emptyDirModeOf is the mode of a disk-backed emptyDir's directory: its
+// emptyDir.mode when set (Kubernetes' EmptyDirVolumeMode: 0 to 01777,
+// e.g. 01777 for a sticky /tmp), else 0777.
+func emptyDirModeOf(vol *v1.Volume) fs.FileMode {
+	if vol.EmptyDir == nil || vol.EmptyDir.Mode == nil {
+		return emptyDirMode
+	}
+	m := *vol.EmptyDir.Mode
+	mode := fs.FileMode(m) & fs.ModePerm
+	if m&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
 }
 
 // allContainers returns the pod's init and app containers.

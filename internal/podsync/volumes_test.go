@@ -1,6 +1,7 @@
 package podsync
 
 import (
+	"io/fs"
 	"reflect"
 	"testing"
 
@@ -61,6 +62,20 @@ func TestPodDirs(t *testing.T) {
 	}
 	if got := PodDirs(SpecOptions{RootDir: root}, testPod(v1.RestartPolicyAlways, "app")); got != nil {
 		t.Errorf("PodDirs of a pod without volumes = %v", got)
+	}
+	// emptyDir.mode, sticky bit included, is the directory's mode.
+	moded := testPod(v1.RestartPolicyAlways, "app")
+	moded.Spec.Volumes = []v1.Volume{
+		{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: ptr.To(int32(0o1777))}}},
+		{Name: "private", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: ptr.To(int32(0o750))}}},
+	}
+	wantModed := []PodDir{
+		{pd, 0o750}, {pd + "/volumes", 0o750}, {pd + "/volumes/empty-dir", 0o750},
+		{pd + "/volumes/empty-dir/tmp", fs.ModeSticky | 0o777},
+		{pd + "/volumes/empty-dir/private", 0o750},
+	}
+	if got := PodDirs(SpecOptions{RootDir: root}, moded); !reflect.DeepEqual(got, wantModed) {
+		t.Errorf("PodDirs with emptyDir.mode:\n%v\nwant\n%v", got, wantModed)
 	}
 	if PodDirPath(root, pod.UID) != pd || EmptyDirPath(root, pod.UID, "v") != pd+"/volumes/empty-dir/v" {
 		t.Errorf("PodDirPath %q EmptyDirPath %q", PodDirPath(root, pod.UID), EmptyDirPath(root, pod.UID, "v"))

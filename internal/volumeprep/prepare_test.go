@@ -77,6 +77,30 @@ func TestPrepareMakesDirs(t *testing.T) {
 	}
 }
 
+// TestPrepareEmptyDirMode: emptyDir.mode is the directory's mode, the
+// sticky bit of 01777 included, whatever the umask.
+func TestPrepareEmptyDirMode(t *testing.T) {
+	root := t.TempDir()
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	sticky, private := int32(0o1777), int32(0o750)
+	pod.Spec.Volumes = []v1.Volume{
+		{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: &sticky}}},
+		{Name: "private", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: &private}}},
+	}
+	if err := Prepare(podsync.SpecOptions{RootDir: root}, pod); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{"tmp": os.ModeSticky | 0o777, "private": 0o750} {
+		fi, err := os.Stat(podsync.EmptyDirPath(root, pod.UID, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode() & (os.ModePerm | os.ModeSticky | os.ModeSetgid | os.ModeSetuid); got != want {
+			t.Errorf("emptyDir %s: mode %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestPrepareRefusesSymlinkedSubPath(t *testing.T) {
 	root := t.TempDir()
 	pod := testPod(v1.RestartPolicyAlways, "app")

@@ -86,14 +86,20 @@ func New(dir, nodeName string, opts ...Option) *Source {
 // Name returns "file:" and the directory's absolute path.
 func (s *Source) Name() string { return "file:" + s.dir }
 
+// newScanner returns the scanner Run reads the directory with.
+func (s *Source) newScanner() *scanner {
+	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
+	sc.validate, sc.strict = s.validate, s.strict
+	return sc
+}
+
 // Run reads the directory at once, then on every relevant file-system
 // event (after the debounce delay) and every rescan period, and calls sink
 // when something changed (see sources.Update). It returns nil when ctx
 // ends. If no file-system watch can be set up it logs a warning and relies
 // on rescans.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
-	sc := newScanner(s.dir, s.Name(), s.nodeName, s.log)
-	sc.validate, sc.strict = s.validate, s.strict
+	sc := s.newScanner()
 	w := newWatch(s.dir, s.log)
 	defer w.close()
 
