@@ -246,6 +246,7 @@ func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.
 		errs = append(errs, invalid(ep.Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))...)
 		errs = append(errs, validateEnvSource(e, ep)...)
 	}
+	errs = append(errs, validateEnvFrom(c.EnvFrom, path.Child("envFrom"))...)
 	return errs
 }
 
