@@ -91,8 +91,13 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		delete(n.sourceErrs, m.Source)
 		before := n.sentObjects()
-		for _, d := range n.objects.Put(m.Source, objstore.Set{ConfigMaps: m.ConfigMaps, Secrets: m.Secrets}) {
+		dups, imm := n.objects.Put(m.Source, objstore.Set{ConfigMaps: m.ConfigMaps, Secrets: m.Secrets})
+		for _, d := range dups {
 			n.log.Warn("object defined by two sources; keeping the first", zap.String("kind", d.Kind), zap.String("name", d.Name), zap.String("ignoredSource", d.IgnoredSource))
+		}
+		for _, i := range imm {
+			n.log.Warn("object is immutable; its change is refused and the node keeps its data until it is deleted",
+				zap.String("kind", i.Kind), zap.String("name", i.Name), zap.String("source", m.Source))
 		}
 		n.step(ctx, nodestate.SourceSet{Source: m.Source, Pods: m.Pods, Synced: true})
 		n.resendObjects(ctx, before)

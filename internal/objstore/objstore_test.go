@@ -35,6 +35,7 @@ func TestStore(t *testing.T) {
 		source string
 		set    Set
 		dups   []Duplicate // new duplicates this Put reports
+		imm    []Immutable // new refused changes this Put reports
 	}
 	tests := []struct {
 		name string
@@ -74,13 +75,35 @@ func TestStore(t *testing.T) {
 				{source: "file:/a", set: Set{}},
 			},
 			pod: podUsing("default", nil, []string{"db"}), wantSecrets: map[string]string{"db": "b"}},
+		{name: "an immutable object keeps its data until deleted",
+			puts: []put{
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{immutable(cm("default", "app", "1"))}, Secrets: []*v1.Secret{immutableSecret(secret("default", "db", "pw"))}}},
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{immutable(cm("default", "app", "2"))}, Secrets: []*v1.Secret{immutableSecret(secret("default", "db", "other"))}},
+					imm: []Immutable{{Kind: "ConfigMap", Name: "default/app"}, {Kind: "Secret", Name: "default/db"}}},
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{immutable(cm("default", "app", "3"))}, Secrets: []*v1.Secret{immutableSecret(secret("default", "db", "other"))}}}, // reported once
+			},
+			pod: podUsing("default", []string{"app"}, []string{"db"}), wantCMs: map[string]string{"app": "1"}, wantSecrets: map[string]string{"db": "pw"}},
+		{name: "a deleted immutable object may come back with new data",
+			puts: []put{
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{immutable(cm("default", "app", "1"))}}},
+				{source: "file:/a", set: Set{}},
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{immutable(cm("default", "app", "2"))}}},
+			},
+			pod: podUsing("default", []string{"app"}, nil), wantCMs: map[string]string{"app": "2"}},
+		{name: "a mutable object follows its source",
+			puts: []put{
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{cm("default", "app", "1")}}},
+				{source: "file:/a", set: Set{ConfigMaps: []*v1.ConfigMap{cm("default", "app", "2")}}},
+			},
+			pod: podUsing("default", []string{"app"}, nil), wantCMs: map[string]string{"app": "2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New()
 			for i, p := range tt.puts {
-				if got := s.Put(p.source, p.set); !slices.Equal(got, p.dups) {
-					t.Errorf("put %d: duplicates %v, want %v", i, got, p.dups)
+				got, imm := s.Put(p.source, p.set)
+				if !slices.Equal(got, p.dups) || !slices.Equal(imm, p.imm) {
+					t.Errorf("put %d: duplicates %v, immutable %v; want %v, %v", i, got, imm, p.dups, p.imm)
 				}
 			}
 			got := s.ObjectsFor(tt.pod)
@@ -105,3 +128,7 @@ func nilToEmpty(m map[string]string) map[string]string {
 	}
 	return m
 }
+
+func immutable(c *v1.ConfigMap) *v1.ConfigMap { t := true; c.Immutable = &t; return c }
+
+func immutableSecret(s *v1.Secret) *v1.Secret { t := true; s.Immutable = &t; return s }
