@@ -55,6 +55,12 @@ type worker struct {
 	// sandboxAddr is the address of sandbox sandboxAddrOf (see sandboxIP).
 	sandboxAddr, sandboxAddrOf string
 	emit                       func(messages.EventType, string, string, string) // type, reason, container, message
+	// objects are the pod's ConfigMaps and Secrets; refresh: they
+	// changed, write its volumes of them again.
+	objects podsync.Objects
+	refresh bool
+	// mountEvents: FailedMount messages sent by this worker (once each).
+	mountEvents map[string]bool
 }
 
 // event records a pod event (no-op without an emitter).
@@ -133,6 +139,11 @@ func (w *worker) run(plan podsync.Plan) []error {
 		return errs
 	}
 
+	if w.refresh && w.pod != nil && !w.aborted() {
+		if err := w.refreshVolumes(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if plan.AdoptSandboxID != "" {
 		if w.aborted() {
 			return errs
@@ -409,7 +420,9 @@ func (w *worker) start(s podsync.Start) error {
 	}
 	var spec runtimeadapter.ContainerSpec
 	if err == nil {
-		spec, err = podsync.AppSpecFor(w.cfg.Spec, w.cfg.Spec.DownwardFor(w.cfg.NodeName, w.pod, ip), w.pod, c, w.sandboxID, s.Restarts)
+		d := w.cfg.Spec.DownwardFor(w.cfg.NodeName, w.pod, ip)
+		d.Objects = w.objects
+		spec, err = podsync.AppSpecFor(w.cfg.Spec, d, w.pod, c, w.sandboxID, s.Restarts)
 	}
 	if err == nil && s.Init {
 		spec = podsync.AsInit(spec, w.sandboxID)
@@ -418,14 +431,37 @@ func (w *worker) start(s podsync.Start) error {
 		}
 	}
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
-	if err == nil {
-		err = volumeprep.Prepare(w.cfg.Spec, w.pod)
+	// Volumes first, as the kubelet mounts them before it makes any
+	// container's config.
+	prepErr := volumeprep.PrepareWith(w.cfg.Spec, w.objects, w.pod)
+	var me *volumeprep.MountError
+	if errors.As(prepErr, &me) {
+		// As the kubelet: the pod's volumes are not ready, the container
+		// waits (ContainerCreating) and FailedMount says why; tried again
+		// on the failed-sync curve, and at once when the pod's objects
+		// change.
+		w.failedMount(c, prepErr)
+		return nil
 	}
-	if err != nil {
+	if err == nil {
+		err = prepErr
+	}
+	var oe *podsync.ObjectError
+	switch {
+	case errors.As(err, &oe):
+		// The kubelet's words (`secret "db" not found`), which name no
+		// value; the log has the field too.
+		w.log.Info("container's env needs a ConfigMap or Secret", zap.String("container", c.Name), zap.Error(err))
+		w.failedStart(c, reasonCreateContainerConfigError, oe.Msg)
+		return nil
+	case err != nil:
 		// The kubelet's CreateContainerConfigError: retried on the
 		// failed-sync curve, not a sync error.
 		w.failedStart(c, reasonCreateContainerConfigError, fmt.Sprintf("pod %s: %v", w.podName(), err))
 		return nil
+	}
+	for _, msg := range podsync.EnvFromSkipped(w.objects, w.pod, c) {
+		w.event(messages.EventWarning, "InvalidEnvironmentVariableNames", c.Name, msg)
 	}
 	id, err := w.createAndStart(spec)
 	var refused *createRefusedError
@@ -515,6 +551,7 @@ func (a *podActor) worker(ctx actor.Context, run *podstate.Run) *worker {
 	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log}
 	if run != nil {
 		w.pod, w.hookPod, w.removedAs = run.Pod, run.HookPod, run.RemovedAs
+		w.objects, w.refresh = run.Objects, run.Refresh
 		w.sandboxID, w.podStart, w.killMessages = run.Plan.SandboxID, run.PodStart, run.KillMessages
 		w.emit = a.emitter(ctx)
 	}

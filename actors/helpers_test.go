@@ -28,8 +28,10 @@ type chanSource struct {
 // the update is in the node's mailbox, so that a question the test asks
 // next is answered after it.
 type sourceFeed struct {
-	pods []*v1.Pod
-	done chan struct{}
+	pods       []*v1.Pod
+	configMaps []*v1.ConfigMap
+	secrets    []*v1.Secret
+	done       chan struct{}
 }
 
 func newChanSource(name string) *chanSource {
@@ -42,7 +44,7 @@ func (s *chanSource) Run(ctx context.Context, sink func(sources.Update)) error {
 	for {
 		select {
 		case f := <-s.ch:
-			sink(sources.Update{Source: s.name, Pods: f.pods})
+			sink(sources.Update{Source: s.name, Pods: f.pods, ConfigMaps: f.configMaps, Secrets: f.secrets})
 			close(f.done)
 		case <-ctx.Done():
 			return nil
@@ -52,8 +54,11 @@ func (s *chanSource) Run(ctx context.Context, sink func(sources.Update)) error {
 
 // send delivers pods as the source's next update and waits until the node
 // has it queued.
-func (s *chanSource) send(pods []*v1.Pod) {
-	f := sourceFeed{pods: pods, done: make(chan struct{})}
+func (s *chanSource) send(pods []*v1.Pod) { s.sendAll(pods, nil, nil) }
+
+// sendAll is send with the source's ConfigMaps and Secrets.
+func (s *chanSource) sendAll(pods []*v1.Pod, cms []*v1.ConfigMap, secrets []*v1.Secret) {
+	f := sourceFeed{pods: pods, configMaps: cms, secrets: secrets, done: make(chan struct{})}
 	s.ch <- f
 	<-f.done
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/nodestate"
+	"github.com/actorlet/actorlet/internal/objstore"
+	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -34,7 +36,10 @@ type nodeActor struct {
 	router *actor.PID
 	relist *actor.PID
 
-	pods      *nodestate.State
+	pods *nodestate.State
+	// objects: the sources' ConfigMaps and Secrets, merged; each pod's
+	// spec goes to its actor with those of its namespace it refers to.
+	objects   *objstore.Store
 	drainedTo []*actor.PID // who waits for AllPodsStopped
 
 	lastRelist  time.Time
@@ -86,7 +91,17 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.log.Info("source synced", zap.String("source", m.Source), zap.Int("pods", len(m.Pods)))
 		}
 		delete(n.sourceErrs, m.Source)
+		before := n.sentObjects()
+		dups, imm := n.objects.Put(m.Source, objstore.Set{ConfigMaps: m.ConfigMaps, Secrets: m.Secrets})
+		for _, d := range dups {
+			n.log.Warn("object defined by two sources; keeping the first", zap.String("kind", d.Kind), zap.String("name", d.Name), zap.String("ignoredSource", d.IgnoredSource))
+		}
+		for _, i := range imm {
+			n.log.Warn("object is immutable; its change is refused and the node keeps its data until it is deleted",
+				zap.String("kind", i.Kind), zap.String("name", i.Name), zap.String("source", m.Source))
+		}
 		n.step(ctx, nodestate.SourceSet{Source: m.Source, Pods: m.Pods, Synced: true})
+		n.resendObjects(ctx, before)
 		ctx.Send(n.relist, &protocol.RelistNow{}) // find orphans of the new set at once
 	case *protocol.SourceError:
 		n.log.Warn("source failed; keeping its last set", zap.String("source", m.Source), zap.Error(m.Err))
@@ -153,7 +168,7 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 		if e.New {
 			n.log.Info("pod added", zap.String("pod", nsName(e.Pod)), zap.String("podUID", string(e.Pod.UID)))
 		}
-		ctx.Send(n.router, &protocol.PodSpec{Pod: e.Pod})
+		ctx.Send(n.router, &protocol.PodSpec{Pod: e.Pod, Objects: n.objects.ObjectsFor(e.Pod)})
 	case nodestate.SendRemoval:
 		switch {
 		case e.Again:
@@ -200,6 +215,36 @@ func (n *nodeActor) apply(ctx actor.Context, eff nodestate.Effect) {
 		n.drainedTo = nil
 	default:
 		n.log.DPanic("unknown effect of the node's state", zap.String("effect", eff.String()))
+	}
+}
+
+// sentObjects is, for each pod sent to its actor that refers to
+// ConfigMaps or Secrets, the objects it has.
+func (n *nodeActor) sentObjects() map[types.UID]podsync.Objects {
+	out := map[types.UID]podsync.Objects{}
+	for _, r := range n.pods.Records() {
+		if p := r.Desired(); p != nil && r.Phase == nodestate.Running {
+			if cms, ss := podsync.References(p); len(cms)+len(ss) > 0 {
+				out[r.UID] = n.objects.ObjectsFor(p)
+			}
+		}
+	}
+	return out
+}
+
+// resendObjects sends its spec again, with its objects, to each pod of
+// before (see sentObjects) whose objects changed.
+func (n *nodeActor) resendObjects(ctx actor.Context, before map[types.UID]podsync.Objects) {
+	for _, r := range n.pods.Records() {
+		old, ok := before[r.UID]
+		p := r.Desired()
+		if !ok || p == nil || r.Phase != nodestate.Running {
+			continue
+		}
+		if objs := n.objects.ObjectsFor(p); !objs.Equal(old) {
+			n.log.Info("pod's ConfigMaps or Secrets changed", zap.String("pod", nsName(p)), zap.String("podUID", string(p.UID)), zap.Stringer("objects", objs))
+			ctx.Send(n.router, &protocol.PodSpec{Pod: p, Objects: objs})
+		}
 	}
 }
 

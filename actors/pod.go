@@ -156,7 +156,7 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 func (a *podActor) event(msg any) podstate.Event {
 	switch m := msg.(type) {
 	case *protocol.PodSpec:
-		return podstate.SpecChanged{Pod: m.Pod}
+		return podstate.SpecChanged{Pod: m.Pod, Objects: m.Objects}
 	case *protocol.PodRemoved:
 		return podstate.Removed{Namespace: m.Namespace, Name: m.Name}
 	case *protocol.RuntimeState:

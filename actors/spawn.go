@@ -12,6 +12,7 @@ import (
 	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/nodestate"
+	"github.com/actorlet/actorlet/internal/objstore"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
@@ -48,7 +49,7 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &nodeActor{
 			cfg: cfg, log: log, sources: names, runSources: run,
-			pods:    newNodeState(cfg, names),
+			pods: newNodeState(cfg, names), objects: objstore.New(),
 			syncing: map[types.UID]time.Time{}, sourceErrs: map[string]error{},
 			subscribers: map[string]*actor.PID{},
 		}
@@ -72,7 +73,7 @@ func runSource(ctx context.Context, s sources.Source, node *actor.PID, sys *acto
 			sys.Root.Send(node, &protocol.SourceError{Source: s.Name(), Err: u.Err})
 			return
 		}
-		sys.Root.Send(node, &protocol.DesiredPods{Source: s.Name(), Pods: u.Pods})
+		sys.Root.Send(node, &protocol.DesiredPods{Source: s.Name(), Pods: u.Pods, ConfigMaps: u.ConfigMaps, Secrets: u.Secrets})
 	})
 	if err != nil && ctx.Err() == nil {
 		sys.Root.Send(node, &protocol.SourceError{Source: s.Name(), Err: fmt.Errorf("source %s stopped: %w", s.Name(), err)})

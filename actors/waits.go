@@ -12,6 +12,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/images"
 	"github.com/actorlet/actorlet/internal/podstate"
+	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
@@ -53,6 +54,67 @@ func (w *worker) recordWait(c *v1.Container, sw startWait) {
 func (w *worker) failedStart(c *v1.Container, reason, msg string) {
 	w.event(messages.EventWarning, "Failed", c.Name, "Error: "+msg)
 	w.recordWait(c, startWait{Reason: reason, Message: msg, Until: w.retryAt()})
+}
+
+// failedMount records a start that waits for its pod's volumes: a
+// ConfigMap or Secret (or a key) a volume needs is missing (err joins one
+// *volumeprep.MountError per volume). As the kubelet: a Warning
+// FailedMount event per volume, `MountVolume.SetUp failed for volume
+// "config" : configmap "app" not found` (once per sync), and the
+// container waits with reason ContainerCreating.
+func (w *worker) failedMount(c *v1.Container, err error) {
+	for _, msg := range mountMessages(err) {
+		w.mountEvent(msg)
+	}
+	w.recordWait(c, startWait{Reason: podstate.ReasonContainerCreating, Until: w.retryAt()})
+}
+
+// mountEvent sends a FailedMount event once per worker.
+func (w *worker) mountEvent(msg string) {
+	if w.mountEvents[msg] {
+		return
+	}
+	if w.mountEvents == nil {
+		w.mountEvents = map[string]bool{}
+	}
+	w.mountEvents[msg] = true
+	w.event(messages.EventWarning, "FailedMount", "", msg)
+}
+
+// mountMessages lists the messages of the *volumeprep.MountError values
+// err holds (errors.Join'ed).
+func mountMessages(err error) []string {
+	var out []string
+	var me *volumeprep.MountError
+	if errors.As(err, &me) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if errors.As(e, &me) {
+					out = append(out, me.Error())
+				}
+			}
+		} else {
+			out = append(out, me.Error())
+		}
+	}
+	return out
+}
+
+// refreshVolumes writes the pod's volumes of ConfigMaps and Secrets again
+// (its objects changed): changed files are swapped whole, so running
+// containers see them without a restart. A volume whose object is gone
+// keeps its files, with a FailedMount event, as the kubelet's.
+func (w *worker) refreshVolumes() error {
+	err := volumeprep.PrepareWith(w.cfg.Spec, w.objects, w.pod)
+	var me *volumeprep.MountError
+	if err != nil && !errors.As(err, &me) {
+		return fmt.Errorf("pod %s: %w", w.podName(), err)
+	}
+	for _, msg := range volumeprep.MissingObjects(w.cfg.Spec, w.objects, w.pod) {
+		w.mountEvent(msg)
+	}
+	w.log.Info("volumes of ConfigMaps and Secrets written", zap.Stringer("objects", w.objects))
+	return nil
 }
 
 // errAborted: the worker's starts were aborted (the pod was removed or its

@@ -31,9 +31,11 @@ type Update struct {
 	// Secrets the source defines (e.g. documents of those kinds in a
 	// manifest file), each defaulted and validated, a Secret's stringData
 	// merged into its data, each in its own metadata.namespace, one per
-	// namespace/name. The node does not use them yet. Like Pods they
-	// belong to the receiver once sent; a Secret's data must never be
-	// logged. Ignored when Err != nil.
+	// namespace/name. The node merges them across sources (the source
+	// first by name wins) and gives each pod those of its namespace it
+	// refers to (volumes, env). Like Pods they belong to the receiver
+	// once sent; a Secret's data must never be logged. Ignored when
+	// Err != nil.
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
 	// Problems are this round's per-item problems (e.g. a manifest that does

@@ -13,8 +13,8 @@ import (
 )
 
 // Kinds of the documents a manifest file may hold besides pods: objects
-// a pod of their namespace may use (not yet: they are read, checked and
-// handed to the node, which ignores them for now).
+// a pod of their namespace may use (volumes, env), read, checked and
+// handed to the node.
 const (
 	ConfigMapKind = "ConfigMap"
 	SecretKind    = "Secret"

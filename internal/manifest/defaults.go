@@ -86,8 +86,9 @@ func SetDefaults(pod *v1.Pod) {
 	}
 }
 
-// defaultDownwardVolume defaults a downwardAPI or projected volume as
-// Kubernetes does: defaultMode 0644, each item's fieldRef.apiVersion v1.
+// defaultDownwardVolume defaults a downwardAPI, configMap, secret or
+// projected volume as Kubernetes does: defaultMode 0644, each item's
+// fieldRef.apiVersion v1.
 func defaultDownwardVolume(vol *v1.Volume) {
 	items := func(list []v1.DownwardAPIVolumeFile) {
 		for i := range list {
@@ -101,6 +102,12 @@ func defaultDownwardVolume(vol *v1.Volume) {
 			d.DefaultMode = ptr(v1.DownwardAPIVolumeSourceDefaultMode)
 		}
 		items(d.Items)
+	}
+	if c := vol.ConfigMap; c != nil && c.DefaultMode == nil {
+		c.DefaultMode = ptr(v1.ConfigMapVolumeSourceDefaultMode)
+	}
+	if sv := vol.Secret; sv != nil && sv.DefaultMode == nil {
+		sv.DefaultMode = ptr(v1.SecretVolumeSourceDefaultMode)
 	}
 	if p := vol.Projected; p != nil {
 		if p.DefaultMode == nil {

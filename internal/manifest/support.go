@@ -67,9 +67,9 @@ const (
 	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
 	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
 	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
-	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"
-	whyProjection  = "only downwardAPI sources are projected"
-	whyEnvSource   = "only valueFrom.fieldRef and valueFrom.resourceFieldRef are resolved"
+	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
+	whyProjection  = "only downwardAPI, configMap and secret sources are projected"
+	whyEnvSource   = "only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -105,7 +105,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].gcePersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].awsElasticBlockStore", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].gitRepo", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].secret", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].secret", support: supported}, // checked in validateObjectVolume
 	{scope: podScope, path: "spec.volumes[*].nfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].iscsi", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].glusterfs", support: rejected, why: whyVolumeKind, harmless: isAbsent},
@@ -118,14 +118,14 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.volumes[*].downwardAPI", support: supported}, // items checked in validateDownwardAPI
 	{scope: podScope, path: "spec.volumes[*].fc", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureFile", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].configMap", support: rejected, why: whyVolumeKind, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].configMap", support: supported}, // checked in validateObjectVolume
 	{scope: podScope, path: "spec.volumes[*].vsphereVolume", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].quobyte", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].azureDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].photonPersistentDisk", support: rejected, why: whyVolumeKind, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].projected", support: supported}, // downwardAPI sources only, see the rows below
-	{scope: podScope, path: "spec.volumes[*].projected.sources[*].configMap", support: rejected, why: whyProjection, harmless: isAbsent},
-	{scope: podScope, path: "spec.volumes[*].projected.sources[*].secret", support: rejected, why: whyProjection, harmless: isAbsent},
+	{scope: podScope, path: "spec.volumes[*].projected", support: supported}, // downwardAPI, configMap and secret sources, see the rows below
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].configMap", support: supported},
+	{scope: podScope, path: "spec.volumes[*].projected.sources[*].secret", support: supported},
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].serviceAccountToken", support: rejected, why: whyProjection + "; a static pod has no service account token", harmless: isAbsent},
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].downwardAPI", support: supported}, // items checked in validateDownwardAPI
 	{scope: podScope, path: "spec.volumes[*].projected.sources[*].clusterTrustBundle", support: rejected, why: whyProjection + "; a static pod has no API server to read ClusterTrustBundles from", harmless: isAbsent},
@@ -199,10 +199,10 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "env[*].value", support: supported},
 	{scope: containerScope, path: "env[*].valueFrom.fieldRef", support: supported},         // paths checked in validateEnv
 	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: supported}, // resources checked in validateEnvSource
-	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
-	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
+	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: supported},  // from the node's ConfigMaps
+	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: supported},     // from the node's Secrets
 	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
-	{scope: containerScope, path: "envFrom", support: rejected},
+	{scope: containerScope, path: "envFrom", support: supported}, // checked in validateEnvFrom
 	{scope: containerScope, path: "ports[*].name", support: supported},
 	{scope: containerScope, path: "ports[*].containerPort", support: supported},
 	{scope: containerScope, path: "ports[*].hostPort", support: supported},

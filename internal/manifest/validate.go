@@ -69,11 +69,15 @@ func Validate(pod *v1.Pod) (warnings []string, err error) {
 // resourceFieldRef names limits. or requests. cpu, memory or
 // ephemeral-storage, with a divisor Kubernetes accepts.
 //
-// downwardAPI volumes (and projected ones, of downwardAPI sources): item
+// downwardAPI volumes (and projected ones' downwardAPI sources): item
 // paths relative, without '..', unique; each item one fieldRef
 // (metadata.name, namespace, uid, labels, annotations, or one label or
 // annotation) or resourceFieldRef (containerName required, of the pod);
-// modes within 0777; mounted whole (no subPath).
+// modes within 0777. configMap and secret volumes (and projected ones'
+// configMap and secret sources): a name, items with a valid key and a
+// unique relative path, modes within 0777 (validateObjectVolume). env's
+// configMapKeyRef and secretKeyRef name an object and a key; envFrom
+// names one ConfigMap or Secret, with a valid prefix.
 //
 // Volumes: names are unique DNS-1123 labels, each volume has at most one
 // source (none means emptyDir, as Kubernetes defaults it); emptyDir medium
@@ -246,6 +250,7 @@ func validateContainer(c *v1.Container, hostNetwork bool, names, hostPorts sets.
 		errs = append(errs, invalid(ep.Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))...)
 		errs = append(errs, validateEnvSource(e, ep)...)
 	}
+	errs = append(errs, validateEnvFrom(c.EnvFrom, path.Child("envFrom"))...)
 	return errs
 }
 

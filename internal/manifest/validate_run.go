@@ -111,6 +111,12 @@ func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 		}
 		errs = append(errs, validateFieldPath(fr.FieldPath, fp.Child("fieldPath"))...)
 	}
+	if r := vf.ConfigMapKeyRef; r != nil {
+		errs = append(errs, validateKeyRef(r.Name, r.Key, vp.Child("configMapKeyRef"))...)
+	}
+	if r := vf.SecretKeyRef; r != nil {
+		errs = append(errs, validateKeyRef(r.Name, r.Key, vp.Child("secretKeyRef"))...)
+	}
 	if rf := vf.ResourceFieldRef; rf != nil {
 		errs = append(errs, validateResourceField(rf, vp.Child("resourceFieldRef"), false)...)
 	}
@@ -195,6 +201,7 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 			errs = append(errs, validateHostPath(hp, vp.Child("hostPath"))...)
 		}
 		errs = append(errs, validateDownwardVolume(spec, vol, vp)...)
+		errs = append(errs, validateObjectVolume(vol, vp)...)
 	}
 
 	memMounts := map[string]int{}
@@ -223,9 +230,6 @@ func validateVolumes(spec *v1.PodSpec, p *field.Path) (warnings []string, errs f
 			}
 			if vm.SubPath != "" {
 				errs = append(errs, validateLocalPath(vm.SubPath, mp.Child("subPath"))...)
-			}
-			if vol != nil && vm.SubPath != "" && (vol.DownwardAPI != nil || vol.Projected != nil) {
-				errs = append(errs, field.Forbidden(mp.Child("subPath"), notSupported+": a downwardAPI or projected volume is mounted whole"))
 			}
 			if vol != nil && isMemoryEmptyDir(vol) {
 				memMounts[vm.Name]++

@@ -58,7 +58,7 @@ func TestValidateRun(t *testing.T) {
 			setEnvVars(e)(p)
 		}, wantErrs: []string{
 			"spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not have more than one field",
-			"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet",
+			"spec.containers[0].env[0].valueFrom.configMapKeyRef.name: Required value",
 		}},
 		{name: "resourceFieldRef", mutate: setEnvVars(
 			resourceEnv("A", "limits.cpu", "", ""), resourceEnv("B", "requests.cpu", "app", "1m"),
@@ -72,13 +72,26 @@ func TestValidateRun(t *testing.T) {
 			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "1Mi"`}},
 		{name: "resourceFieldRef memory divisor", mutate: setEnvVars(resourceEnv("A", "limits.memory", "", "3")),
 			wantErrs: []string{`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value: "3"`}},
-		{name: "configMapKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.configMapKeyRef: Forbidden: not supported by actorlet"}},
+		{name: "configMapKeyRef and secretKeyRef", mutate: setEnvVars(
+			v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "k"}}},
+			v1.EnvVar{Name: "Y", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Key: "password", Optional: ptr(true)}}})},
+		{name: "configMapKeyRef without name", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}),
+			wantErrs: []string{"spec.containers[0].env[0].valueFrom.configMapKeyRef.name: Required value"}},
 		{name: "empty secretKeyRef", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{}}}),
-			wantErrs: []string{"spec.containers[0].env[0].valueFrom.secretKeyRef: Forbidden: not supported by actorlet"}},
+			wantErrs: []string{"spec.containers[0].env[0].valueFrom.secretKeyRef.name: Required value", "spec.containers[0].env[0].valueFrom.secretKeyRef.key: Required value"}},
+		{name: "secretKeyRef bad key", mutate: setEnvVars(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Key: "a/b"}}}),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.secretKeyRef.key: Invalid value: "a/b"`}},
 		{name: "envFrom", mutate: func(p *v1.Pod) {
-			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}}
-		}, wantErrs: []string{"spec.containers[0].envFrom: Forbidden: not supported by actorlet"}},
+			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}},
+				{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Optional: ptr(true)}}}
+		}},
+		{name: "envFrom bad", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}, {Prefix: "A=", SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "db"}}}, {}}
+		}, wantErrs: []string{
+			"spec.containers[0].envFrom[0].configMapRef.name: Required value",
+			`spec.containers[0].envFrom[1].prefix: Invalid value: "A="`,
+			"spec.containers[0].envFrom[2]: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`",
+		}},
 
 		// Volumes.
 		{name: "emptyDir mounted", mutate: withVolumes([]v1.Volume{emptyDir("cache", "")}, mountOf("cache", "/cache"))},
@@ -159,12 +172,25 @@ func TestValidateRun(t *testing.T) {
 			v.EmptyDir = &v1.EmptyDirVolumeSource{}
 			withVolumes([]v1.Volume{v})(p)
 		}, wantErrs: []string{"spec.volumes[0]: Forbidden: may not specify more than 1 volume type"}},
-		{name: "secret volume", mutate: withVolumes([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}}),
-			wantErrs: []string{"spec.volumes[0].secret: Forbidden: not supported by actorlet: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"}},
-		{name: "configMap volume", mutate: withVolumes([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}}),
-			wantErrs: []string{"spec.volumes[0].configMap: Forbidden: not supported by actorlet: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"}},
-		{name: "empty volume source of an unsupported kind", mutate: withVolumes([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}),
-			wantErrs: []string{"spec.volumes[0].secret: Forbidden: not supported by actorlet"}},
+		{name: "secret volume", mutate: withVolumes([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr[int32](0o400)}}}},
+			v1.VolumeMount{Name: "s", MountPath: "/s"}, v1.VolumeMount{Name: "s", MountPath: "/k", SubPath: "key"})},
+		{name: "configMap volume items", mutate: withVolumes([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+			LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Optional: ptr(true),
+			Items: []v1.KeyToPath{{Key: "a.conf", Path: "etc/a.conf", Mode: ptr[int32](0o600)}, {Key: "b", Path: "b"}}}}}}, mountOf("c", "/c"))},
+		{name: "configMap volume bad", mutate: withVolumes([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+			DefaultMode: ptr[int32](0o1000),
+			Items:       []v1.KeyToPath{{Key: "a/b", Path: "x"}, {Key: "b", Path: "../y"}, {Key: "c", Path: "x", Mode: ptr[int32](-1)}, {Path: "z"}}}}}}),
+			wantErrs: []string{
+				"spec.volumes[0].configMap.name: Required value",
+				"spec.volumes[0].configMap.defaultMode: Invalid value: 512",
+				`spec.volumes[0].configMap.items[0].key: Invalid value: "a/b"`,
+				`spec.volumes[0].configMap.items[1].path: Invalid value: "../y": must not start with '..'`,
+				`spec.volumes[0].configMap.items[2].path: Duplicate value: "x"`,
+				"spec.volumes[0].configMap.items[2].mode: Invalid value: -1",
+				"spec.volumes[0].configMap.items[3].key: Required value",
+			}},
+		{name: "empty secret volume source", mutate: withVolumes([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}),
+			wantErrs: []string{"spec.volumes[0].secret.secretName: Required value"}},
 		{name: "downwardAPI volume", mutate: withVolumes([]v1.Volume{downwardVol("info", ptr[int32](0o400),
 			dItem("labels", "metadata.labels"), dItem("annotations", "metadata.annotations"), dItem("name", "metadata.name"),
 			dItem("sub/ns", "metadata.namespace"), dItem("uid", "metadata.uid"), dItem("app", "metadata.labels['app']"),
@@ -184,25 +210,25 @@ func TestValidateRun(t *testing.T) {
 				"spec.volumes[0].downwardAPI.items[4].resourceFieldRef.containerName: Required value",
 				`spec.volumes[0].downwardAPI.items[5].resourceFieldRef.containerName: Not found: "db"`,
 				"spec.volumes[0].downwardAPI.items[6]: Required value",
-				"spec.containers[0].volumeMounts[0].subPath: Forbidden: not supported by actorlet: a downwardAPI or projected volume is mounted whole",
 			}},
 		{name: "projected downwardAPI volume", mutate: withVolumes([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
 			Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{dItem("name", "metadata.name")}}}},
 		}}}}, mountOf("p", "/p"))},
 		{name: "projected other sources", mutate: withVolumes([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
 			Sources: []v1.VolumeProjection{
-				{ConfigMap: &v1.ConfigMapProjection{}}, {Secret: &v1.SecretProjection{}},
+				{ConfigMap: &v1.ConfigMapProjection{}}, {Secret: &v1.SecretProjection{Items: []v1.KeyToPath{{Key: "k", Path: "../k"}}}},
 				{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}},
 				{ClusterTrustBundle: &v1.ClusterTrustBundleProjection{Path: "ca.pem"}},
 				{PodCertificate: &v1.PodCertificateProjection{SignerName: "example.com/foo"}},
 			},
 		}}}}, mountOf("p", "/p")),
 			wantErrs: []string{
-				"spec.volumes[0].projected.sources[0].configMap: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
-				"spec.volumes[0].projected.sources[1].secret: Forbidden: not supported by actorlet: only downwardAPI sources are projected",
-				"spec.volumes[0].projected.sources[2].serviceAccountToken: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no service account token",
-				"spec.volumes[0].projected.sources[3].clusterTrustBundle: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no API server to read ClusterTrustBundles from",
-				"spec.volumes[0].projected.sources[4].podCertificate: Forbidden: not supported by actorlet: only downwardAPI sources are projected; a static pod has no API server to sign its certificate",
+				"spec.volumes[0].projected.sources[0].configMap.name: Required value",
+				"spec.volumes[0].projected.sources[1].secret.name: Required value",
+				`spec.volumes[0].projected.sources[1].secret.items[0].path: Invalid value: "../k"`,
+				"spec.volumes[0].projected.sources[2].serviceAccountToken: Forbidden: not supported by actorlet: only downwardAPI, configMap and secret sources are projected; a static pod has no service account token",
+				"spec.volumes[0].projected.sources[3].clusterTrustBundle: Forbidden: not supported by actorlet: only downwardAPI, configMap and secret sources are projected; a static pod has no API server to read ClusterTrustBundles from",
+				"spec.volumes[0].projected.sources[4].podCertificate: Forbidden: not supported by actorlet: only downwardAPI, configMap and secret sources are projected; a static pod has no API server to sign its certificate",
 			}},
 		{name: "volume name invalid", mutate: withVolumes([]v1.Volume{emptyDir("Data", "")}),
 			wantErrs: []string{`spec.volumes[0].name: Invalid value: "Data"`}},

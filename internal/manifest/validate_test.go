@@ -216,7 +216,10 @@ func TestValidate(t *testing.T) {
 		{name: "hostUsers true", mutate: func(p *v1.Pod) { p.Spec.HostUsers = ptr(true) }},
 		{name: "env valueFrom secretKeyRef", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", Value: "x"}, {Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
-		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom.secretKeyRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef and valueFrom.resourceFieldRef are resolved"}},
+		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom.secretKeyRef.name: Required value"}},
+		{name: "env valueFrom fileKeyRef", mutate: func(p *v1.Pod) {
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "B", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k", Path: "p", VolumeName: "v"}}}}
+		}, wantErrs: []string{"spec.containers[0].env[0].valueFrom.fileKeyRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"}},
 		{name: "sidecar", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
 			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}

@@ -18,8 +18,13 @@ type Event interface{ event() }
 type (
 	// Started: the actor started (or restarted, remembering nothing).
 	Started struct{}
-	// SpecChanged: the pod's spec (from the router).
-	SpecChanged struct{ Pod *v1.Pod }
+	// SpecChanged: the pod's spec (from the router), with the ConfigMaps
+	// and Secrets it refers to that exist (sent again, with the same spec,
+	// when they change).
+	SpecChanged struct {
+		Pod     *v1.Pod
+		Objects podsync.Objects
+	}
 	// Removed: the pod is no longer desired; Namespace and Name name an
 	// orphan the machine has no spec of.
 	Removed struct{ Namespace, Name string }
@@ -98,9 +103,15 @@ type (
 		Pod  *v1.Pod // nil: the pod is removed
 		// HookPod is the spec hooks come from (also for a removed pod);
 		// RemovedAs names an orphan (no spec), for errors.
-		HookPod      *v1.Pod
-		RemovedAs    string
-		PodStart     time.Time         // kept in the sandbox's labels
+		HookPod   *v1.Pod
+		RemovedAs string
+		PodStart  time.Time // kept in the sandbox's labels
+		// Objects are the pod's ConfigMaps and Secrets: its env and
+		// configMap, secret and projected volumes resolve them.
+		Objects podsync.Objects
+		// Refresh: the objects changed; write the pod's volumes of them
+		// again (the plan may be empty).
+		Refresh      bool
 		KillMessages map[string]string // container ID → the Killing event's message (a failed probe)
 		Received     uint64
 	}

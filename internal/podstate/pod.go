@@ -85,6 +85,11 @@ type Pod struct {
 
 	pod    *v1.Pod // the last spec (kept after a removal: hooks come from it)
 	desire desire
+	// objects: the pod's ConfigMaps and Secrets; refresh: they changed
+	// since its volumes were last written (the next sync runs even when
+	// its plan is empty).
+	objects podsync.Objects
+	refresh bool
 	// removedAs names a pod this machine only removes (an orphan found in
 	// the runtime: no spec), "namespace/name".
 	removedAs string
@@ -153,7 +158,7 @@ func (p *Pod) step(out *effects, ev Event, now time.Time) {
 	case Started:
 		p.startList(out)
 	case SpecChanged:
-		p.specChanged(out, e.Pod, now)
+		p.specChanged(out, e.Pod, e.Objects, now)
 	case Removed:
 		p.remove(out, e, now)
 	case RuntimeHealth:
@@ -191,13 +196,20 @@ func (p *Pod) step(out *effects, ev Event, now time.Time) {
 
 func (p *Pod) busy() bool { return p.phase == PhaseListing || p.phase == PhaseSyncing }
 
-func (p *Pod) specChanged(out *effects, pod *v1.Pod, now time.Time) {
+func (p *Pod) specChanged(out *effects, pod *v1.Pod, objs podsync.Objects, now time.Time) {
 	if p.desire == unknown && pod != nil && p.startTime.IsZero() { // else recovered from the runtime (see recoverStart)
 		p.startTime = now
 	}
 	if p.desire == removed || (p.pod != nil && pod != nil && !equality.Semantic.DeepEqual(p.pod.Spec, pod.Spec)) {
 		out.add(AbortStarts{}) // nothing starts with the old spec
 		p.waits = nil          // and every failed start is tried again with the new one
+	}
+	if !objs.Equal(p.objects) {
+		p.objects = objs
+		// Volumes of the objects are written again, whatever the plan; a
+		// start that waited for an object is tried again at once.
+		p.refresh = p.refresh || podsync.HasObjectVolume(pod)
+		p.retryObjectWaits()
 	}
 	p.pod, p.desire = pod, desired
 	p.spawnProbes(out)
@@ -293,15 +305,17 @@ func (p *Pod) sync(out *effects, now time.Time) {
 			out.add(Emit{Warning: true, Reason: "BackOff", Container: name, Message: "Back-off restarting failed container " + name + ": " + w.Message})
 		}
 	}
-	if plan.Empty() {
+	refresh := p.refresh && pod != nil
+	if plan.Empty() && !refresh {
 		p.phase = PhaseIdle
 		return
 	}
+	p.refresh = false
 	p.phase = PhaseSyncing
 	p.syncStart = now
 	out.add(Syncing{Since: now})
 	out.add(Run{Plan: plan, Pod: pod, HookPod: p.pod, RemovedAs: p.removedAs, PodStart: p.startTime,
-		KillMessages: maps.Clone(p.probes.killMessages), Received: p.view.received})
+		KillMessages: maps.Clone(p.probes.killMessages), Received: p.view.received, Objects: p.objects, Refresh: refresh})
 }
 
 // workDone takes the executor's outcome: its listing, and the errors of

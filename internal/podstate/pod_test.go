@@ -88,6 +88,9 @@ func describe(effs []Effect) string {
 			for _, c := range e.Plan.Remove {
 				parts = append(parts, "remove "+c.Labels[runtimeadapter.LabelContainerName])
 			}
+			if e.Refresh {
+				parts = append(parts, "refresh")
+			}
 			out = append(out, "Run["+strings.Join(parts, " ")+"]")
 		case AbortStarts:
 			out = append(out, "AbortStarts")

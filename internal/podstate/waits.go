@@ -76,3 +76,23 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// Waiting reasons of a start that waits for a ConfigMap or Secret: a
+// volume that cannot be set up (the kubelet's pod stays
+// ContainerCreating, with FailedMount events) or env that cannot be
+// resolved (CreateContainerConfigError).
+const (
+	ReasonContainerCreating          = "ContainerCreating"
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+)
+
+// retryObjectWaits ends the waits of starts that may wait for a
+// ConfigMap or Secret: the pod's objects changed, so they are tried again
+// at once.
+func (p *Pod) retryObjectWaits() {
+	for name, w := range p.waits {
+		if w.Reason == ReasonContainerCreating || w.Reason == ReasonCreateContainerConfigError {
+			delete(p.waits, name)
+		}
+	}
+}

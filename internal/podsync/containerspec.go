@@ -40,6 +40,11 @@ type SpecOptions struct {
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a limit a container does not set resolves to it. Empty: unknown.
 	Allocatable v1.ResourceList
+	// SecretsOnDisk keeps secret volumes (and projected volumes with a
+	// secret source) on the disk of RootDir, under their 0700 parent,
+	// rather than on a tmpfs mounted on each (the default when the agent
+	// runs as root; see volumeprep.PrepareWith).
+	SecretsOnDisk bool
 }
 
 // DownwardFor is what the downward API resolves for a pod on node with

@@ -250,9 +250,12 @@ func TestAppSpecEnv(t *testing.T) {
 		{name: "unknown fieldPath", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{fieldEnv("X", "spec.hostname")}
 		}, wantErr: `env[0].valueFrom.fieldRef: fieldPath "spec.hostname" is not supported`},
-		{name: "secretKeyRef", mutate: func(_ *v1.Pod, c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
-		}, wantErr: "env[0].valueFrom: only fieldRef and resourceFieldRef are supported"},
+		{name: "secretKeyRef without the secret", mutate: func(_ *v1.Pod, c *v1.Container) {
+			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Key: "k"}}}}
+		}, wantErr: `env[0].valueFrom.secretKeyRef: secret "db" not found`},
+		{name: "fileKeyRef", mutate: func(_ *v1.Pod, c *v1.Container) {
+			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
+		}, wantErr: "env[0].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are supported"},
 	})
 }
 
@@ -363,10 +366,10 @@ func TestAppSpecMounts(t *testing.T) {
 			p.Spec.Volumes = []v1.Volume{emptyDir("hp", v1.StorageMediumHugePages)}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "hp", MountPath: "/hp"}}
 		}, wantErr: `emptyDir medium "HugePages" is not supported`},
-		{name: "secret volume", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
-			p.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}
+		{name: "nfs volume", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
+			p.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}}}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "s", MountPath: "/s"}}
-		}, wantErr: `only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are supported`},
+		}, wantErr: `only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are supported`},
 		{name: "mountPropagation", opts: opts, mutate: func(p *v1.Pod, c *v1.Container) {
 			p.Spec.Volumes = []v1.Volume{emptyDir("cache", "")}
 			c.VolumeMounts = []v1.VolumeMount{{Name: "cache", MountPath: "/c", MountPropagation: ptr.To(v1.MountPropagationBidirectional)}}

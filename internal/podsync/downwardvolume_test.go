@@ -57,9 +57,9 @@ func TestDownwardAPIFiles(t *testing.T) {
 				{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{fieldItem("labels", "metadata.labels")}}},
 			},
 		}}}, want: map[string]VolumeFile{"name": {Data: []byte(pod.Name), Mode: 0o440}, "labels": {Data: []byte("app=\"web\"\ntier=\"front\""), Mode: 0o440}}},
-		{name: "projected configMap", vol: &v1.Volume{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
-			Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{}}},
-		}}}, wantErr: `volume "p": sources[0]: configMap projections are not supported by actorlet`},
+		{name: "projected configMap without the object", vol: &v1.Volume{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+			Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}}},
+		}}}, wantErr: `configmap "app" not found`},
 		{name: "projected token", vol: &v1.Volume{Name: "p", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
 			Sources: []v1.VolumeProjection{{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "t"}}},
 		}}}, wantErr: `volume "p": sources[0]: serviceAccountToken projections are not supported by actorlet`},
@@ -116,8 +116,8 @@ func TestDownwardAPIMountAndSetup(t *testing.T) {
 		t.Errorf("dirs %+v, want %s (0755) last", setup.Dirs, dir)
 	}
 	c.VolumeMounts[0].SubPath = "name"
-	if _, err := AppSpecWith(opts, node, pod, c, "sb", 0); err == nil || !strings.Contains(err.Error(), "subPath of a downwardAPI or projected volume is not supported") {
-		t.Errorf("subPath: %v, want refused", err)
+	if s, err := AppSpecWith(opts, node, pod, c, "sb", 0); err != nil || s.Mounts[0].Source != dir+"/name" || !s.Mounts[0].ReadOnly {
+		t.Errorf("subPath: %+v, %v, want the file through the volume's link, read-only", s.Mounts, err)
 	}
 	if _, err := HostSetupOf(SpecOptions{RootDir: "rel"}, pod); err == nil {
 		t.Error("relative root directory: no error")

@@ -2,9 +2,12 @@ package podsync
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Field paths an env var's valueFrom.fieldRef may name (besides the
@@ -50,6 +53,10 @@ type Downward struct {
 	// to a limit the container does not set resolves to it, as the
 	// kubelet does.
 	Allocatable v1.ResourceList
+	// Objects are the ConfigMaps and Secrets of the pod's namespace the pod
+	// refers to: env valueFrom.configMapKeyRef and secretKeyRef, envFrom,
+	// and configMap, secret and projected volumes resolve them.
+	Objects Objects
 }
 
 // NeedsPodIP reports whether c's env names the pod's address
@@ -128,18 +135,41 @@ func subscript(path, prefix string) (string, bool) {
 	return key, ok && key != ""
 }
 
-// containerEnv returns c's environment as KEY=VALUE, in spec order, and
-// the variables by name for expanding command and args. As the kubelet: a
-// value has $(VAR) references to variables defined before it expanded; a
-// valueFrom.fieldRef is resolved by Downward.FieldRef and a
-// valueFrom.resourceFieldRef by Downward.ResourceFieldRef (neither
-// expanded). Other valueFrom sources are errors.
+// containerEnv returns c's environment as KEY=VALUE and the variables by
+// name for expanding command and args, as the kubelet makes it: first
+// envFrom, each source's keys (sorted) with its prefix, a later source
+// overriding an earlier one, keys that are no valid variable name skipped
+// (see EnvFromSkipped); then env in spec order, each replacing a variable
+// of the same name. A value has $(VAR) references to variables defined
+// before it (envFrom's included) expanded; a valueFrom.fieldRef is
+// resolved by Downward.FieldRef, a valueFrom.resourceFieldRef by
+// Downward.ResourceFieldRef, a configMapKeyRef or secretKeyRef from
+// d.Objects (none expanded). A ConfigMap, Secret or key that is missing
+// and not optional is an *ObjectError with the kubelet's words; an
+// optional one leaves the variable out (envFrom: the source).
 func containerEnv(d Downward, pod *v1.Pod, c *v1.Container) ([]string, map[string]string, error) {
-	if len(c.Env) == 0 {
+	if len(c.Env) == 0 && len(c.EnvFrom) == 0 {
 		return nil, nil, nil
 	}
-	env := make([]string, 0, len(c.Env))
+	var names []string
 	vars := make(map[string]string, len(c.Env))
+	set := func(name, val string) {
+		if _, ok := vars[name]; !ok {
+			names = append(names, name)
+		}
+		vars[name] = val
+	}
+	for i, ef := range c.EnvFrom {
+		data, _, err := envFromData(d.Objects, pod, ef)
+		if err != nil {
+			return nil, nil, fmt.Errorf("envFrom[%d]: %w", i, err)
+		}
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			if len(validation.IsRelaxedEnvVarName(ef.Prefix+k)) == 0 {
+				set(ef.Prefix+k, data[k])
+			}
+		}
+	}
 	for i, e := range c.Env {
 		val := e.Value
 		switch {
@@ -157,13 +187,129 @@ func containerEnv(d Downward, pod *v1.Pod, c *v1.Container) ([]string, map[strin
 				return nil, nil, fmt.Errorf("env[%d].valueFrom.resourceFieldRef: %w", i, err)
 			}
 			val = v
+		case e.ValueFrom.ConfigMapKeyRef != nil:
+			v, ok, err := configMapKeyValue(d.Objects, pod, e.ValueFrom.ConfigMapKeyRef)
+			if err != nil {
+				return nil, nil, fmt.Errorf("env[%d].valueFrom.configMapKeyRef: %w", i, err)
+			}
+			if !ok {
+				continue // optional and missing: no variable
+			}
+			val = v
+		case e.ValueFrom.SecretKeyRef != nil:
+			v, ok, err := secretKeyValue(d.Objects, pod, e.ValueFrom.SecretKeyRef)
+			if err != nil {
+				return nil, nil, fmt.Errorf("env[%d].valueFrom.secretKeyRef: %w", i, err)
+			}
+			if !ok {
+				continue
+			}
+			val = v
 		default:
-			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef and resourceFieldRef are supported by actorlet", i)
+			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are supported by actorlet", i)
 		}
-		vars[e.Name] = val
-		env = append(env, e.Name+"="+val)
+		set(e.Name, val)
+	}
+	env := make([]string, 0, len(names))
+	for _, n := range names {
+		env = append(env, n+"="+vars[n])
 	}
 	return env, vars, nil
+}
+
+// envFromData is the data an envFrom source gives (nil for an optional
+// source that is missing), and its kind and name for messages.
+func envFromData(objs Objects, pod *v1.Pod, ef v1.EnvFromSource) (map[string]string, string, error) {
+	switch {
+	case ef.ConfigMapRef != nil:
+		name := ef.ConfigMapRef.Name
+		cm, ok := objs.ConfigMaps[name]
+		if !ok {
+			if isOptional(ef.ConfigMapRef.Optional) {
+				return nil, "configMap " + qualified(pod, name), nil
+			}
+			return nil, "", fmt.Errorf("configMapRef: %w", notFound(kindConfigMap, name))
+		}
+		return cm.Data, "configMap " + qualified(pod, name), nil
+	case ef.SecretRef != nil:
+		name := ef.SecretRef.Name
+		s, ok := objs.Secrets[name]
+		if !ok {
+			if isOptional(ef.SecretRef.Optional) {
+				return nil, "secret " + qualified(pod, name), nil
+			}
+			return nil, "", fmt.Errorf("secretRef: %w", notFound(kindSecret, name))
+		}
+		out := make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			out[k] = string(v)
+		}
+		return out, "secret " + qualified(pod, name), nil
+	}
+	return nil, "", fmt.Errorf("one of configMapRef and secretRef is required")
+}
+
+// EnvFromSkipped returns, for c's envFrom sources that give keys which are
+// no valid environment variable name (with the prefix), the kubelet's
+// InvalidEnvironmentVariableNames event message, one per source. Missing
+// sources give none.
+func EnvFromSkipped(objs Objects, pod *v1.Pod, c *v1.Container) []string {
+	var out []string
+	for _, ef := range c.EnvFrom {
+		data, what, err := envFromData(objs, pod, ef)
+		if err != nil || data == nil {
+			continue
+		}
+		var bad []string
+		for k := range data {
+			if len(validation.IsRelaxedEnvVarName(ef.Prefix+k)) != 0 {
+				bad = append(bad, ef.Prefix+k)
+			}
+		}
+		if len(bad) > 0 {
+			out = append(out, fmt.Sprintf("Keys [%s] from the EnvFrom %s were skipped since they are considered invalid environment variable names.", joinSorted(bad), what))
+		}
+	}
+	return out
+}
+
+// configMapKeyValue resolves a configMapKeyRef; ok is false for an
+// optional reference whose ConfigMap or key is missing.
+func configMapKeyValue(objs Objects, pod *v1.Pod, r *v1.ConfigMapKeySelector) (string, bool, error) {
+	cm, ok := objs.ConfigMaps[r.Name]
+	if !ok {
+		if isOptional(r.Optional) {
+			return "", false, nil
+		}
+		return "", false, notFound(kindConfigMap, r.Name)
+	}
+	v, ok := cm.Data[r.Key]
+	if !ok {
+		if isOptional(r.Optional) {
+			return "", false, nil
+		}
+		return "", false, &ObjectError{Msg: fmt.Sprintf("couldn't find key %s in ConfigMap %s", r.Key, qualified(pod, r.Name))}
+	}
+	return v, true, nil
+}
+
+// secretKeyValue resolves a secretKeyRef (see configMapKeyValue).
+func secretKeyValue(objs Objects, pod *v1.Pod, r *v1.SecretKeySelector) (string, bool, error) {
+	s, ok := objs.Secrets[r.Name]
+	if !ok {
+		if isOptional(r.Optional) {
+			return "", false, nil
+		}
+		return "", false, notFound(kindSecret, r.Name)
+	}
+	v, ok := s.Data[r.Key]
+	if !ok {
+		if isOptional(r.Optional) {
+			return "", false, nil
+		}
+		return "", false, &ObjectError{Msg: fmt.Sprintf("couldn't find key %s in Secret %s", r.Key, qualified(pod, r.Name))}
+	}
+	return string(v), true, nil
 }
 
 // expandAll expands every string of in (see expand); nil stays nil.

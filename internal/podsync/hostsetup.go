@@ -20,8 +20,9 @@ type HostSetup struct {
 	HostPaths []HostPathCheck
 	// SubPaths: each subPath of a mount, under its volume's host path.
 	SubPaths []SubPathCheck
-	// Written: each downwardAPI or projected volume, whose directory (one
-	// of Dirs) must hold exactly its files, written atomically.
+	// Written: each downwardAPI, configMap, secret or projected volume,
+	// whose directory (one of Dirs) must hold exactly its files, written
+	// atomically.
 	Written []WrittenVolume
 }
 
@@ -42,6 +43,14 @@ type SubPathCheck struct {
 // is created (see HostSetup). A pod with a disk emptyDir volume needs an
 // absolute root directory; without volumes it needs nothing.
 func HostSetupOf(opts SpecOptions, pod *v1.Pod) (HostSetup, error) {
+	return HostSetupWith(opts, Objects{}, pod)
+}
+
+// HostSetupWith is HostSetupOf for a pod whose ConfigMaps and Secrets
+// (those it refers to that exist) are objs: its configMap, secret and
+// projected volumes are written from them (see VolumeFiles); a volume
+// whose object or key is missing has WrittenVolume.Missing set.
+func HostSetupWith(opts SpecOptions, objs Objects, pod *v1.Pod) (HostSetup, error) {
 	var s HostSetup
 	if len(pod.Spec.Volumes) == 0 {
 		return s, nil
@@ -51,11 +60,11 @@ func HostSetupOf(opts SpecOptions, pod *v1.Pod) (HostSetup, error) {
 			return s, fmt.Errorf("volume %q: emptyDir needs an absolute root directory, have %q", vol.Name, opts.RootDir)
 		}
 		if isWrittenVolume(&vol) && !filepath.IsAbs(opts.RootDir) {
-			return s, fmt.Errorf("volume %q: a downwardAPI volume needs an absolute root directory, have %q", vol.Name, opts.RootDir)
+			return s, fmt.Errorf("volume %q: a %s volume needs an absolute root directory, have %q", vol.Name, writtenKind(&vol), opts.RootDir)
 		}
 	}
 	s.Dirs = PodDirs(opts, pod)
-	written, err := writtenVolumes(opts, pod)
+	written, err := writtenVolumes(opts, objs, pod)
 	if err != nil {
 		return HostSetup{}, err
 	}

@@ -21,6 +21,9 @@ const (
 	podDirMode      fs.FileMode = 0o750
 	emptyDirMode    fs.FileMode = 0o777
 	hostPathDirMode fs.FileMode = 0o755
+	// secretsDirMode: the parent of a pod's secret volumes, private to
+	// root.
+	secretsDirMode fs.FileMode = 0o700
 )
 
 // PodDirPath is a pod's directory, <rootDir>/pods/<uid>: its volumes live
@@ -78,11 +81,16 @@ func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 		if !isWrittenVolume(&vol) {
 			continue
 		}
-		base := filepath.Dir(DownwardAPIPath(opts.RootDir, uid, vol.Name))
+		dir := WrittenVolumePath(opts.RootDir, uid, &vol)
+		base := filepath.Dir(dir)
 		add(PodDirPath(opts.RootDir, uid), podDirMode)
 		add(filepath.Dir(base), podDirMode)
-		add(base, podDirMode)
-		add(DownwardAPIPath(opts.RootDir, uid, vol.Name), writtenVolumeDirMode)
+		if holdsSecrets(&vol) {
+			add(base, secretsDirMode)
+		} else {
+			add(base, podDirMode)
+		}
+		add(dir, writtenVolumeDirMode)
 	}
 	if opts.AllowHostPath {
 		for _, vol := range pod.Spec.Volumes {
@@ -222,13 +230,13 @@ func mount(opts SpecOptions, pod *v1.Pod, vm v1.VolumeMount) (runtimeadapter.Mou
 		}
 		m.Source = filepath.Join(vol.HostPath.Path, vm.SubPath)
 	case isWrittenVolume(vol):
-		if vm.SubPath != "" {
-			return none, fmt.Errorf("volume %q: subPath of a downwardAPI or projected volume is not supported by actorlet", vol.Name)
-		}
 		if !filepath.IsAbs(opts.RootDir) {
-			return none, fmt.Errorf("volume %q: a downwardAPI volume needs an absolute root directory, have %q", vol.Name, opts.RootDir)
+			return none, fmt.Errorf("volume %q: a %s volume needs an absolute root directory, have %q", vol.Name, writtenKind(vol), opts.RootDir)
 		}
-		m.Source = DownwardAPIPath(opts.RootDir, pod.UID, vol.Name)
+		// A subPath is the file (or directory) through the volume's
+		// links, as they are at the container's creation: it is not
+		// updated, as in Kubernetes.
+		m.Source = filepath.Join(WrittenVolumePath(opts.RootDir, pod.UID, vol), vm.SubPath)
 		m.ReadOnly = true // as the kubelet: the files are the node's to write
 	case isEmptyDir(vol):
 		switch medium := emptyDirMedium(vol); medium {
@@ -249,7 +257,20 @@ func mount(opts SpecOptions, pod *v1.Pod, vm v1.VolumeMount) (runtimeadapter.Mou
 			return none, fmt.Errorf("volume %q: emptyDir medium %q is not supported by actorlet", vol.Name, medium)
 		}
 	default:
-		return none, fmt.Errorf("volume %q: only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are supported by actorlet", vol.Name)
+		return none, fmt.Errorf("volume %q: only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are supported by actorlet", vol.Name)
 	}
 	return m, nil
+}
+
+// writtenKind names a written volume's kind for messages.
+func writtenKind(vol *v1.Volume) string {
+	switch {
+	case vol.ConfigMap != nil:
+		return "configMap"
+	case vol.Secret != nil:
+		return "secret"
+	case vol.Projected != nil:
+		return "projected"
+	}
+	return "downwardAPI"
 }

@@ -6,6 +6,8 @@
 package protocol
 
 import (
+	"github.com/actorlet/actorlet/internal/podsync"
+
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,6 +22,10 @@ import (
 type DesiredPods struct {
 	Source string
 	Pods   []*v1.Pod
+	// ConfigMaps and Secrets are the source's whole sets (see
+	// sources.Update).
+	ConfigMaps []*v1.ConfigMap
+	Secrets    []*v1.Secret
 }
 
 // SourceError reports that a source could not be read (it keeps its last set).
@@ -31,8 +37,14 @@ type SourceError struct {
 // PodSpec tells the router (and then the pod actor) to run this pod.
 // The pod's UID is its identity; a changed spec under the same UID updates
 // containers in place (kill on hash change).
+//
+// Objects are the ConfigMaps and Secrets of the pod's namespace it refers
+// to that exist: the node sends the spec again, unchanged, with new
+// Objects when they change (the pod actor rewrites the pod's configMap
+// and secret volumes; env is fixed at each container's creation).
 type PodSpec struct {
-	Pod *v1.Pod
+	Pod     *v1.Pod
+	Objects podsync.Objects
 }
 
 // PodRemoved tells the router (and then the pod actor) the pod is no longer

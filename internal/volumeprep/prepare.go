@@ -40,7 +40,7 @@ var now = time.Now
 //     path of its choosing (the check and Docker's mount are not atomic:
 //     a container racing the check can still win; see the kubelet's
 //     CVE-2017-1002101 for the full fix, which Docker's API cannot take);
-//  4. writes the files of each downwardAPI or projected volume into its
+//  4. writes the files of each downwardAPI, configMap, secret or projected volume into its
 //     directory with internal/atomicdir (a ..data link swapped atomically;
 //     an unchanged set is left alone), so a container that has the
 //     directory mounted sees the whole old set or the whole new one.
@@ -48,7 +48,35 @@ var now = time.Now
 // Errors name the volume or directory. It does nothing for a pod without
 // volumes.
 func Prepare(opts podsync.SpecOptions, pod *v1.Pod) error {
-	setup, err := podsync.HostSetupOf(opts, pod)
+	return PrepareWith(opts, podsync.Objects{}, pod)
+}
+
+// MountError is a volume that cannot be set up because a ConfigMap or
+// Secret (or a key) it needs is missing and it was never written: the
+// kubelet's FailedMount. Its Error is the kubelet's event message,
+// `MountVolume.SetUp failed for volume "config" : configmap "app" not
+// found`.
+type MountError struct {
+	Volume string
+	Err    *podsync.ObjectError
+}
+
+func (e *MountError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.Volume, e.Err)
+}
+
+func (e *MountError) Unwrap() error { return e.Err }
+
+// PrepareWith is Prepare for a pod whose ConfigMaps and Secrets are objs
+// (see podsync.HostSetupWith). Besides, it mounts a tmpfs on each secret
+// volume's directory (see mountTmpfs) before writing it, and a volume
+// whose object or key is missing keeps the files it has; one never
+// written is a *MountError (the other volumes are still written). Call it
+// again when the objects change: an unchanged volume is left alone, a
+// changed one swapped whole, so containers see the change (except through
+// a subPath, which pins the file it was created with).
+func PrepareWith(opts podsync.SpecOptions, objs podsync.Objects, pod *v1.Pod) error {
+	setup, err := podsync.HostSetupWith(opts, objs, pod)
 	if err != nil {
 		return err
 	}
@@ -67,7 +95,19 @@ func Prepare(opts podsync.SpecOptions, pod *v1.Pod) error {
 			return fmt.Errorf("container %q: volume %q: subPath %q: %w", sp.Container, sp.Volume, sp.SubPath, err)
 		}
 	}
+	var mountErrs []error
 	for _, wv := range setup.Written {
+		if wv.Tmpfs {
+			if err := mountTmpfs(wv.Dir); err != nil {
+				return fmt.Errorf("volume %q: %w", wv.Volume, err)
+			}
+		}
+		if wv.Missing != nil {
+			if _, err := os.Lstat(filepath.Join(wv.Dir, atomicdir.DataDir)); err != nil {
+				mountErrs = append(mountErrs, &MountError{Volume: wv.Volume, Err: wv.Missing})
+			}
+			continue // written before: the files stay, as the kubelet's
+		}
 		files := make(map[string]atomicdir.File, len(wv.Files))
 		for p, f := range wv.Files {
 			files[p] = atomicdir.File{Data: f.Data, Mode: f.Mode}
@@ -76,12 +116,33 @@ func Prepare(opts podsync.SpecOptions, pod *v1.Pod) error {
 			return fmt.Errorf("volume %q: %w", wv.Volume, err)
 		}
 	}
-	return nil
+	return errors.Join(mountErrs...)
+}
+
+// MissingObjects lists the volumes of pod whose ConfigMap or Secret (or a
+// key) is missing from objs, as the kubelet's FailedMount messages, for a
+// pod whose volumes were written before (their files stay).
+func MissingObjects(opts podsync.SpecOptions, objs podsync.Objects, pod *v1.Pod) []string {
+	setup, err := podsync.HostSetupWith(opts, objs, pod)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, wv := range setup.Written {
+		if wv.Missing != nil {
+			out = append(out, (&MountError{Volume: wv.Volume, Err: wv.Missing}).Error())
+		}
+	}
+	return out
 }
 
 // RemovePodDir removes the pod's directory, <rootDir>/pods/<uid>, and
 // its volumes (the pod has terminated).
+// A tmpfs on a secret volume is unmounted first.
 func RemovePodDir(rootDir string, uid types.UID) error {
+	if err := unmountSecrets(podsync.SecretsDir(rootDir, uid)); err != nil {
+		return err
+	}
 	return os.RemoveAll(podsync.PodDirPath(rootDir, uid))
 }
 

@@ -35,7 +35,7 @@ const corpusDir = "testdata/k8s-docs-examples"
 // configMapKeyRef/secretKeyRef, envFrom). It is false on main today: flip
 // it when they are, and the rows marked needsConfigMaps must then be
 // accepted.
-const configMapsSupported = false
+const configMapsSupported = true
 
 // refusalClass is why a document is refused.
 type refusalClass struct {
