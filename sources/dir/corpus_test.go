@@ -106,7 +106,6 @@ func (w corpusWant) warning(fields ...string) corpusWant { w.warns = fields; ret
 
 const (
 	schedWarn = "spec.affinity"
-	volOnly   = "only emptyDir, hostPath, downwardAPI and projected (downwardAPI) volumes are mounted"
 )
 
 // corpusWants has one row per file of corpusDir, by its path there.
