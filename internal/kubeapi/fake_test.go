@@ -27,6 +27,21 @@ type fakeBackend struct {
 	health  api.Health
 	logs    map[string]string // ns/pod/container → text
 	logCall []string
+	pushed  []*v1.Pod // from an apipods.Source's updates
+}
+
+// setPushed takes a pushed-pods update as the node would: each pod runs on
+// node-1, Pending.
+func (f *fakeBackend) setPushed(pods []*v1.Pod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushed = nil
+	for _, p := range pods {
+		p = p.DeepCopy()
+		p.Spec.NodeName = "node-1"
+		p.Status.Phase = v1.PodPending
+		f.pushed = append(f.pushed, p)
+	}
 }
 
 func (f *fakeBackend) setPods(pods ...*v1.Pod) {
@@ -44,9 +59,9 @@ func (f *fakeBackend) addEvent(e messages.Event) {
 func (f *fakeBackend) Pods(context.Context) ([]*v1.Pod, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]*v1.Pod, len(f.pods))
-	for i, p := range f.pods {
-		out[i] = p.DeepCopy()
+	var out []*v1.Pod
+	for _, p := range append(append([]*v1.Pod(nil), f.pods...), f.pushed...) {
+		out = append(out, p.DeepCopy())
 	}
 	return out, nil
 }
