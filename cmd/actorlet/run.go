@@ -276,7 +276,7 @@ func run(ctx context.Context, f runFlags) error {
 		defer unsubscribe()
 		kctx, stopKube := context.WithCancel(ctx)
 		defer stopKube()
-		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Info: nodeapi.NodeInfo{
+		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Execer: drt, Info: nodeapi.NodeInfo{
 			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: drt.Version,
 		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: nudges, Pushed: pushed, Logger: log.Named("kubeapi"), Context: kctx})
 		go kube.Run(kctx)

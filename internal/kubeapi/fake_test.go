@@ -124,3 +124,30 @@ func crashing(p *v1.Pod, n int32, t time.Time) *v1.Pod {
 	cs.LastTerminationState = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.NewTime(t)}}
 	return p
 }
+
+// Exec fakes a few commands: echo ARGS, exit N, cat (stdin to stdout) and
+// tty (says whether it has one, then waits for a resize and prints it).
+func (f *fakeBackend) Exec(ctx context.Context, ns, pod, ctr string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	out := s.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	switch cmd[0] {
+	case "echo":
+		fmt.Fprintln(out, strings.Join(cmd[1:], " "))
+	case "exit":
+		var n int
+		fmt.Sscan(cmd[1], &n)
+		fmt.Fprintln(s.Stderr, "exiting", n)
+		return n, nil
+	case "cat":
+		if s.Stdin != nil {
+			_, _ = io.Copy(out, s.Stdin)
+		}
+	case "tty":
+		fmt.Fprintf(out, "tty=%v\r\n", s.TTY)
+	default:
+		return -1, fmt.Errorf("container %s: %q: executable file not found", ctr, cmd[0])
+	}
+	return 0, nil
+}

@@ -142,9 +142,6 @@ func (h *Handler) Run(ctx context.Context) {
 // writes says whether pods can be created, changed and deleted.
 func (h *Handler) writes() bool { return h.opts.Pushed != nil }
 
-// exec says whether pods/exec is served.
-func (h *Handler) exec() bool { return false }
-
 // refresh reads the node's pods, events and node and records what changed.
 func (h *Handler) refresh(ctx context.Context) error {
 	h.refreshMu.Lock()

@@ -347,7 +347,3 @@ func randomSuffix() string {
 	}
 	return string(b)
 }
-
-func (h *Handler) podExec(w http.ResponseWriter, r *http.Request, ns, name string) error {
-	return errNoResource()
-}

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"context"
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
 // maxPods is the node's pod capacity, the kubelet's default --max-pods.
@@ -37,6 +39,8 @@ type NodeInfo struct {
 type KubeBackend struct {
 	*Backend
 	Info NodeInfo
+	// Execer runs kubectl exec's commands; nil: exec is not served.
+	Execer runtimeadapter.StreamExecer
 
 	once    sync.Once
 	machine v1.NodeSystemInfo
@@ -124,4 +128,17 @@ func Nudges(root *actor.RootContext, node *actor.PID) (<-chan struct{}, func()) 
 		root.Send(node, &messages.Unsubscribe{PID: pid})
 		_ = root.StopFuture(pid).Wait()
 	}
+}
+
+// Exec runs an interactive command in a container of a managed pod
+// (kubectl exec) and returns its exit code.
+func (b *KubeBackend) Exec(ctx context.Context, namespace, pod, container string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	if b.Execer == nil {
+		return -1, errors.New("the runtime cannot run interactive commands")
+	}
+	id, err := b.containerID(ctx, namespace, pod, container, false)
+	if err != nil {
+		return -1, err
+	}
+	return b.Execer.ExecStream(ctx, id, cmd, s)
 }
