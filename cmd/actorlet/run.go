@@ -272,13 +272,13 @@ func run(ctx context.Context, f runFlags) error {
 		opts.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		opts.Logger = log.Named("api")
 		nb := &nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented}
-		nudges, unsubscribe := nodeapi.Nudges(sys.Root, pid)
+		tracker, unsubscribe := nodeapi.Track(sys.Root, pid)
 		defer unsubscribe()
 		kctx, stopKube := context.WithCancel(ctx)
 		defer stopKube()
-		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Execer: drt, Info: nodeapi.NodeInfo{
+		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Execer: drt, Tracker: tracker, Info: nodeapi.NodeInfo{
 			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: drt.Version,
-		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: nudges, Pushed: pushed, Logger: log.Named("kubeapi"), Context: kctx})
+		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: tracker.Nudges(), Pushed: pushed, Logger: log.Named("kubeapi"), Context: kctx})
 		go kube.Run(kctx)
 		opts.Kube = kube
 		srv := api.NewServer(nb, opts)

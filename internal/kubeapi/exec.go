@@ -51,8 +51,8 @@ func (h *Handler) exec() bool {
 
 // execQuery is pods/exec's query.
 type execQuery struct {
-	command                   []string
-	container                 string
+	command                    []string
+	container                  string
 	stdin, stdout, stderr, tty bool
 }
 

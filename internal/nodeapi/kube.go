@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/kubeapi"
 	"github.com/actorlet/actorlet/internal/nodeinfo"
@@ -39,6 +40,9 @@ type NodeInfo struct {
 type KubeBackend struct {
 	*Backend
 	Info NodeInfo
+	// Tracker, when set, shows pods that left the node Terminating until
+	// they are stopped.
+	Tracker *Tracker
 	// Execer runs kubectl exec's commands; nil: exec is not served.
 	Execer runtimeadapter.StreamExecer
 
@@ -110,24 +114,106 @@ func systemInfo() v1.NodeSystemInfo {
 	return info
 }
 
-// Nudges subscribes to the node's status changes and returns a channel
-// that holds a value whenever something changed since it was last read
-// (the Kubernetes API refreshes on it), and a function that unsubscribes.
-func Nudges(root *actor.RootContext, node *actor.PID) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// Tracker follows the node's status changes: it nudges the Kubernetes API
+// to refresh, and remembers pods that left the desired set until the node
+// reports them fully stopped, so the API shows them Terminating (with a
+// deletionTimestamp) meanwhile, as the API server shows a pod being
+// deleted, and kubectl delete waits until their containers are gone.
+type Tracker struct {
+	ch chan struct{}
+
+	mu   sync.Mutex
+	last map[types.UID]*v1.Pod   // each pod's last state seen
+	gone map[types.UID]time.Time // when a pod was first missing from the node's list
+}
+
+// lingerAfterGrace bounds how long a pod is shown Terminating past its
+// grace period when the node never reports it stopped.
+const lingerAfterGrace = 2 * time.Minute
+
+// Track subscribes to the node's status changes; stop unsubscribes.
+func Track(root *actor.RootContext, node *actor.PID) (t *Tracker, stop func()) {
+	t = &Tracker{ch: make(chan struct{}, 1), last: map[types.UID]*v1.Pod{}, gone: map[types.UID]time.Time{}}
 	pid := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if _, ok := c.Message().(*messages.PodStatusChanged); ok {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+		if m, ok := c.Message().(*messages.PodStatusChanged); ok {
+			t.observe(m)
 		}
 	}))
 	root.Send(node, &messages.Subscribe{PID: pid})
-	return ch, func() {
+	return t, func() {
 		root.Send(node, &messages.Unsubscribe{PID: pid})
 		_ = root.StopFuture(pid).Wait()
 	}
+}
+
+// observe takes one status change: a pod's new state, or its end.
+func (t *Tracker) observe(m *messages.PodStatusChanged) {
+	if m.Pod == nil {
+		return
+	}
+	t.mu.Lock()
+	if m.Removed {
+		delete(t.last, m.Pod.UID)
+		delete(t.gone, m.Pod.UID)
+	} else {
+		t.last[m.Pod.UID] = m.Pod
+	}
+	t.mu.Unlock()
+	select {
+	case t.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Nudges holds a value whenever something changed since it was last read.
+func (t *Tracker) Nudges() <-chan struct{} { return t.ch }
+
+// withTerminating returns present (the node's pods) followed by the pods
+// that left it and are still stopping, each with a deletionTimestamp.
+func (t *Tracker) withTerminating(present []*v1.Pod, now time.Time) []*v1.Pod {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := make(map[types.UID]bool, len(present))
+	for _, p := range present {
+		seen[p.UID] = true
+		t.last[p.UID] = p
+		delete(t.gone, p.UID)
+	}
+	out := present
+	for uid, p := range t.last {
+		if seen[uid] {
+			continue
+		}
+		since, ok := t.gone[uid]
+		if !ok {
+			since = now
+			t.gone[uid] = now
+		}
+		grace := int64(30)
+		if p.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *p.Spec.TerminationGracePeriodSeconds
+		}
+		if now.Sub(since) > time.Duration(grace)*time.Second+lingerAfterGrace {
+			delete(t.last, uid)
+			delete(t.gone, uid)
+			continue
+		}
+		c := p.DeepCopy()
+		ts := metav1.NewTime(since.Truncate(time.Second))
+		c.DeletionTimestamp, c.DeletionGracePeriodSeconds = &ts, &grace
+		out = append(out, c)
+	}
+	return out
+}
+
+// Pods returns the node's pods, and those still stopping after they left
+// it (see Tracker).
+func (b *KubeBackend) Pods(ctx context.Context) ([]*v1.Pod, error) {
+	pods, err := b.Backend.Pods(ctx)
+	if err != nil || b.Tracker == nil {
+		return pods, err
+	}
+	return b.Tracker.withTerminating(pods, time.Now()), nil
 }
 
 // Exec runs an interactive command in a container of a managed pod
