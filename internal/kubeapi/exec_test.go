@@ -3,6 +3,8 @@ package kubeapi
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/actorlet/actorlet/internal/api"
+	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
 func TestKubectlExec(t *testing.T) {
@@ -85,4 +88,61 @@ func TestExecRefusesForeignOrigin(t *testing.T) {
  3:{"metadata":{},"status":"Success"}]`; strings.Join([]string{"[", strings.Join(got, " "), "]"}, "") != want {
 		t.Fatalf("messages %q, want %s", got, want)
 	}
+}
+
+// With a TTY, stderr is not asked for, the command is told it has one, and
+// resizes reach it.
+func TestExecTTY(t *testing.T) {
+	fb := &ttyBackend{fakeBackend: &fakeBackend{health: api.Health{OK: true}}, sizes: make(chan string, 1)}
+	fb.setPods(runningPod("default", "web", nil))
+	url, _ := serveWritesOver(t, fb, fb.fakeBackend)
+	wsURL := "wss" + strings.TrimPrefix(url, "https") + "/api/v1/namespaces/default/pods/web/exec?command=tty&stdin=true&stdout=true&stderr=true&tty=true"
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, Subprotocols: []string{protoV5}}
+	conn, resp, err := d.Dial(wsURL, http.Header{"Authorization": {"Bearer " + testToken}})
+	if err != nil {
+		t.Fatalf("exec: %v %v", err, resp)
+	}
+	defer conn.Close()
+	if err := conn.WriteMessage(websocket.BinaryMessage, append([]byte{chanResize}, `{"Width":120,"Height":40}`...)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-fb.sizes:
+		if got != "tty=true stderr=false 120x40" {
+			t.Fatalf("the command saw %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no resize reached the command")
+	}
+	_ = conn.WriteMessage(websocket.BinaryMessage, []byte{chanClose, chanStdin})
+	for {
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("no Success status before the end: %v", err)
+		}
+		if msg[0] == chanError {
+			if string(msg[1:]) != `{"metadata":{},"status":"Success"}` {
+				t.Fatalf("status %s", msg[1:])
+			}
+			return
+		}
+	}
+}
+
+// ttyBackend's Exec reports its TTY and first resize, then waits for
+// stdin's end.
+type ttyBackend struct {
+	*fakeBackend
+	sizes chan string
+}
+
+func (b *ttyBackend) Exec(ctx context.Context, ns, pod, ctr string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	select {
+	case sz := <-s.Resize:
+		b.sizes <- fmt.Sprintf("tty=%v stderr=%v %dx%d", s.TTY, s.Stderr != nil, sz.Width, sz.Height)
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+	_, _ = io.Copy(io.Discard, s.Stdin)
+	return 0, nil
 }

@@ -22,10 +22,21 @@ const testToken = "s3cret-token"
 // the source's directory.
 func serveWrites(t *testing.T, fb *fakeBackend, auth bool) (string, string) {
 	t.Helper()
+	return serve2(t, fb, fb, auth)
+}
+
+// serveWritesOver is serveWrites (with a token) over a Backend wrapping fb.
+func serveWritesOver(t *testing.T, b Backend, fb *fakeBackend) (string, string) {
+	t.Helper()
+	return serve2(t, b, fb, true)
+}
+
+func serve2(t *testing.T, b Backend, fb *fakeBackend, auth bool) (string, string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "node-1.api-pods")
 	src := apipods.New(dir, "node-1")
 	ctx, cancel := context.WithCancel(context.Background())
-	h := New(fb, Options{NodeName: "node-1", Resync: 10 * time.Millisecond, Now: func() time.Time { return t0.Add(time.Hour) }, Context: ctx, Pushed: src})
+	h := New(b, Options{NodeName: "node-1", Resync: 10 * time.Millisecond, Now: func() time.Time { return t0.Add(time.Hour) }, Context: ctx, Pushed: src})
 	opts := api.Options{Kube: h}
 	if auth {
 		opts.TokenFile = filepath.Join(t.TempDir(), "token")
@@ -115,6 +126,13 @@ func TestKubectlWrites(t *testing.T) {
 		t.Fatalf("apply (changed): exit %d, %q %q", code, out, errOut)
 	}
 	waitFor(t, url, "pushed", append(auth, "get", "pods", "-l", "app=two")...)
+	if err := os.WriteFile(path, []byte(strings.Replace(pushedPod, "app: one", "app: three", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := k("replace", "-f", path); code != 0 || strings.TrimSpace(out) != "pod/pushed replaced" {
+		t.Fatalf("replace: exit %d, %q %q", code, out, errOut)
+	}
+	waitFor(t, url, "pushed", append(auth, "get", "pods", "-l", "app=three")...)
 	for _, p := range [][]string{
 		{"--type", "merge", "-p", `{"metadata":{"labels":{"patched":"merge"}}}`},
 		{"--type", "json", "-p", `[{"op":"add","path":"/metadata/labels/json","value":"yes"}]`},

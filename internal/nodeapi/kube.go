@@ -48,6 +48,28 @@ type KubeBackend struct {
 
 	once    sync.Once
 	machine v1.NodeSystemInfo
+
+	// The runtime's version, asked at most once a minute (the API
+	// refreshes every second).
+	rvMu      sync.Mutex
+	rvValue   string
+	rvChecked time.Time
+}
+
+// runtimeVersion is the runtime's version, cached for a minute.
+func (b *KubeBackend) runtimeVersion(ctx context.Context) string {
+	if b.Info.RuntimeVersion == nil {
+		return ""
+	}
+	b.rvMu.Lock()
+	defer b.rvMu.Unlock()
+	if b.rvValue != "" && time.Since(b.rvChecked) < time.Minute {
+		return b.rvValue
+	}
+	if v, err := b.Info.RuntimeVersion(ctx); err == nil {
+		b.rvValue, b.rvChecked = v, time.Now()
+	}
+	return b.rvValue
 }
 
 var _ kubeapi.Backend = (*KubeBackend)(nil)
@@ -58,11 +80,7 @@ func (b *KubeBackend) Node(ctx context.Context) (*v1.Node, error) {
 	info := b.machine
 	info.KubeletVersion = "v" + strings.TrimPrefix(version.Version, "v")
 	info.KubeProxyVersion = ""
-	if b.Info.RuntimeVersion != nil {
-		if v, err := b.Info.RuntimeVersion(ctx); err == nil {
-			info.ContainerRuntimeVersion = v
-		}
-	}
+	info.ContainerRuntimeVersion = b.runtimeVersion(ctx)
 	alloc := nodeinfo.Allocatable(b.Info.RootDir)
 	alloc[v1.ResourcePods] = *resource.NewQuantity(maxPods, resource.DecimalSI)
 	n := &v1.Node{
