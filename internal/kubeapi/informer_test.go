@@ -54,6 +54,11 @@ func TestInformerSeesEveryChangeAcrossDroppedWatches(t *testing.T) {
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("informer did not sync")
 	}
+	seenUpTo := func(n int32) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) > 0 && seen[len(seen)-1] == fmt.Sprint(n)
+	}
 	want := []string{"0"}
 	for i := int32(1); i <= 20; i++ {
 		before := h.store.version()
@@ -67,7 +72,21 @@ func TestInformerSeesEveryChangeAcrossDroppedWatches(t *testing.T) {
 		}
 		want = append(want, fmt.Sprint(i))
 		if i%5 == 0 {
-			srv.CloseClientConnections() // drop the watch
+			// Drop the watch once it has delivered: the changes made
+			// while the informer reconnects must come from its resumed
+			// watch. (A watch dropped before it delivered anything makes
+			// client-go list again, which folds states.)
+			deadline := time.Now().Add(10 * time.Second)
+			for !seenUpTo(i) {
+				if time.Now().After(deadline) {
+					mu.Lock()
+					got := fmt.Sprint(seen)
+					mu.Unlock()
+					t.Fatalf("informer saw %s, not yet %d", got, i)
+				}
+				time.Sleep(10 * time.Millisecond) // the informer works on its own goroutines
+			}
+			srv.CloseClientConnections()
 		}
 	}
 	deadline := time.Now().Add(15 * time.Second)
