@@ -25,10 +25,19 @@ build: $(PAUSE_BIN)
 images:
 	$(GO) run ./test/support/testimages/cmd/buildimages
 
-run: build images
+run: build images kubeconfig
 	@echo "actorlet: node $(NODE), manifests examples/ (Ctrl-C leaves the pods running; make clean-pods removes them)"
 	@echo "watch: docker ps --filter label=io.actorlet.node=$(NODE)"
-	./bin/actorlet run --manifests examples --node-name $(NODE) --root-dir $(ROOT_DIR)
+	@echo "kubectl: KUBECONFIG=build/kubeconfig kubectl get pods"
+	./bin/actorlet run --manifests examples --node-name $(NODE) --root-dir $(ROOT_DIR) --port $(PORT) \
+	  --api-token-file build/api-token --tls-cert-file build/tls.crt --tls-private-key-file build/tls.key
+
+# A bearer token for the API, a self-signed certificate (kubectl sends a
+# token only over HTTPS) and build/kubeconfig using both, mode 0600.
+PORT ?= 10255
+.PHONY: kubeconfig
+kubeconfig:
+	$(GO) run ./hack/kubeconfig -dir build -server https://127.0.0.1:$(PORT) -context $(NODE)
 
 test: $(PAUSE_BIN)
 	$(GO) vet ./...

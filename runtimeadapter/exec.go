@@ -3,6 +3,7 @@ package runtimeadapter
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -55,4 +56,31 @@ type Execer interface {
 	// when it does not run, ErrUnavailable when the runtime cannot be
 	// reached; an empty cmd is an error.
 	Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (ExecResult, error)
+}
+
+// TermSize is a terminal's size in characters.
+type TermSize struct {
+	Width, Height uint16
+}
+
+// ExecStreams are an interactive command's streams (kubectl exec).
+type ExecStreams struct {
+	// Stdin, when set, is the command's standard input; its EOF closes it.
+	Stdin io.Reader
+	// Stdout and Stderr receive the command's output; with TTY both go to
+	// Stdout. Either may be nil (that output is discarded).
+	Stdout, Stderr io.Writer
+	// TTY gives the command a terminal.
+	TTY bool
+	// Resize, when set, carries the terminal's new sizes.
+	Resize <-chan TermSize
+}
+
+// StreamExecer is implemented by runtimes that run an interactive command
+// in a running container (kubectl exec). Optional, as Execer.
+type StreamExecer interface {
+	// ExecStream runs cmd in the running container id with s's streams
+	// until it exits (its output ends and the runtime reports it done) or
+	// ctx ends, and returns its exit code. Errors as Execer.Exec's.
+	ExecStream(ctx context.Context, id string, cmd []string, s ExecStreams) (int, error)
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/actorlet/actorlet/internal/stats"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/node"
+	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/sources/apipods"
 	urlsource "github.com/actorlet/actorlet/sources/url"
 	"github.com/actorlet/actorlet/supervision"
 )
@@ -124,6 +126,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.StringVar(&f.api.Address, "address", api.DefaultAddress, "address of the read-only HTTP API")
 	fl.IntVar(&f.api.Port, "port", api.DefaultPort, "port of the read-only HTTP API (0: any free port; -1: no API)")
 	fl.StringVar(&f.api.TokenFile, "api-token-file", "", "file holding a bearer token the API then requires")
+	fl.StringVar(&f.api.ClientCAFile, "client-ca-file", "", "PEM CA bundle: a client certificate it signs authenticates API requests (needs --tls-cert-file)")
 	fl.StringVar(&f.api.TLSCertFile, "tls-cert-file", "", "PEM certificate: serve the API over HTTPS (with --tls-private-key-file)")
 	fl.StringVar(&f.api.TLSKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fl.BoolVar(&f.api.EnablePprof, "enable-pprof", false, "serve /debug/pprof on the API")
@@ -198,6 +201,14 @@ func run(ctx context.Context, f runFlags) error {
 	srcs, err := buildSources(f, log, ec, keys)
 	if err != nil {
 		return err
+	}
+	// Pods pushed through the Kubernetes API (kubectl create/apply) are a
+	// source of their own, kept under the root dir.
+	var pushed *apipods.Source
+	if f.api.Port >= 0 {
+		pushed = apipods.New(filepath.Join(rootDir, "nodes", f.nodeName+".api-pods"), f.nodeName,
+			apipods.WithValidation(f.validation()), apipods.WithLogger(log.Named("source")))
+		srcs = append(srcs, pushed)
 	}
 	lock, err := nodelock.Acquire(f.rootDir, f.nodeName)
 	if err != nil {
@@ -274,13 +285,14 @@ func run(ctx context.Context, f runFlags) error {
 		sc, stopStats := startStats(ctx, f, log, rt) // stats.go; nil when off
 		defer stopStats()
 		nb := &nodeapi.Backend{Root: sys.Root, Node: pid, Runtime: instrumented, Stats: sc}
-		nudges, unsubscribe := nodeapi.Nudges(sys.Root, pid)
+		tracker, unsubscribe := nodeapi.Track(sys.Root, pid)
 		defer unsubscribe()
 		kctx, stopKube := context.WithCancel(ctx)
 		defer stopKube()
-		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Info: nodeapi.NodeInfo{
+		execer, _ := rt.(runtimeadapter.StreamExecer) // nil: kubectl exec is not served
+		kube := kubeapi.New(&nodeapi.KubeBackend{Backend: nb, Execer: execer, Tracker: tracker, Info: nodeapi.NodeInfo{
 			Name: f.nodeName, HostIPs: hostIPs, RootDir: rootDir, Started: time.Now(), RuntimeVersion: runtimeVersion(rt),
-		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: nudges, Logger: log.Named("kubeapi"), Context: kctx})
+		}}, kubeapi.Options{NodeName: f.nodeName, Nudges: tracker.Nudges(), Pushed: pushed, Logger: log.Named("kubeapi"), Context: kctx})
 		go kube.Run(kctx)
 		opts.Kube = kube
 		srv := api.NewServer(nb, opts)

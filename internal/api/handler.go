@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,15 +82,23 @@ func (h *handler) chain(opts Options) (http.Handler, error) {
 		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol) // go tool pprof posts addresses
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	var next http.Handler = guardPath(mux)
+	a := &authn{next: guardPath(mux)}
 	if opts.TokenFile != "" {
 		token, err := readToken(opts.TokenFile)
 		if err != nil {
 			return nil, err
 		}
-		next = requireToken(token, next)
+		sum := sha256.Sum256([]byte(token))
+		a.token = &sum
 	}
-	return next, nil
+	if opts.ClientCAFile != "" {
+		pool, err := loadClientCA(opts.ClientCAFile)
+		if err != nil {
+			return nil, err
+		}
+		a.clients = pool
+	}
+	return a, nil
 }
 
 // KubePaths are the paths Options.Kube serves.
@@ -108,23 +115,6 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("token file %s is empty", path)
 	}
 	return token, nil
-}
-
-// requireToken answers 401 unless the request carries "Authorization:
-// Bearer <token>". Both sides are hashed first so the comparison takes the
-// same time whatever the length of the presented token.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearerToken(r.Header.Get("Authorization"))
-		sum := sha256.Sum256([]byte(got))
-		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="actorlet"`)
-			writeError(w, http.StatusUnauthorized, "Unauthorized: a valid bearer token is required")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // bearerToken extracts the token from an Authorization header value; the
@@ -188,6 +178,8 @@ func statusReason(code int) metav1.StatusReason {
 		return metav1.StatusReasonBadRequest
 	case http.StatusUnauthorized:
 		return metav1.StatusReasonUnauthorized
+	case http.StatusForbidden:
+		return metav1.StatusReasonForbidden
 	case http.StatusNotFound:
 		return metav1.StatusReasonNotFound
 	default:

@@ -29,6 +29,10 @@ type Options struct {
 	// carry "Authorization: Bearer <token>" or is answered 401. The file is
 	// read once, by New or Server.Start.
 	TokenFile string
+	// ClientCAFile, when set, names a PEM bundle of CA certificates: a
+	// client certificate they sign authenticates a request as a token
+	// does (the kubelet's --client-ca-file). It needs TLS.
+	ClientCAFile string
 	// TLSCertFile and TLSKeyFile are a PEM certificate (chain) and its
 	// private key. When both are set the server speaks only HTTPS (TLS 1.2
 	// or newer); setting only one is an error.

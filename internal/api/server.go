@@ -113,6 +113,8 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 func (s *Server) tlsConfig() (*tls.Config, error) {
 	cert, key := s.opts.TLSCertFile, s.opts.TLSKeyFile
 	switch {
+	case cert == "" && key == "" && s.opts.ClientCAFile != "":
+		return nil, errors.New("api: --client-ca-file needs TLS (--tls-cert-file and --tls-private-key-file)")
 	case cert == "" && key == "":
 		return nil, nil
 	case cert == "" || key == "":
@@ -122,7 +124,14 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: TLS key pair: %w", err)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
+	if s.opts.ClientCAFile != "" {
+		// Asked for, checked by the handler (authn), which answers a
+		// certificate of another CA with a 403 saying so rather than a
+		// failed handshake.
+		cfg.ClientAuth = tls.RequestClientCert
+	}
+	return cfg, nil
 }
 
 // Shutdown stops the server: it stops accepting, ends log streams, waits for

@@ -27,6 +27,21 @@ type fakeBackend struct {
 	health  api.Health
 	logs    map[string]string // ns/pod/container → text
 	logCall []string
+	pushed  []*v1.Pod // from an apipods.Source's updates
+}
+
+// setPushed takes a pushed-pods update as the node would: each pod runs on
+// node-1, Pending.
+func (f *fakeBackend) setPushed(pods []*v1.Pod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushed = nil
+	for _, p := range pods {
+		p = p.DeepCopy()
+		p.Spec.NodeName = "node-1"
+		p.Status.Phase = v1.PodPending
+		f.pushed = append(f.pushed, p)
+	}
 }
 
 func (f *fakeBackend) setPods(pods ...*v1.Pod) {
@@ -44,9 +59,9 @@ func (f *fakeBackend) addEvent(e messages.Event) {
 func (f *fakeBackend) Pods(context.Context) ([]*v1.Pod, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]*v1.Pod, len(f.pods))
-	for i, p := range f.pods {
-		out[i] = p.DeepCopy()
+	var out []*v1.Pod
+	for _, p := range append(append([]*v1.Pod(nil), f.pods...), f.pushed...) {
+		out = append(out, p.DeepCopy())
 	}
 	return out, nil
 }
@@ -108,4 +123,31 @@ func crashing(p *v1.Pod, n int32, t time.Time) *v1.Pod {
 	cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	cs.LastTerminationState = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.NewTime(t)}}
 	return p
+}
+
+// Exec fakes a few commands: echo ARGS, exit N, cat (stdin to stdout) and
+// tty (says whether it has one, then waits for a resize and prints it).
+func (f *fakeBackend) Exec(ctx context.Context, ns, pod, ctr string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	out := s.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	switch cmd[0] {
+	case "echo":
+		fmt.Fprintln(out, strings.Join(cmd[1:], " "))
+	case "exit":
+		var n int
+		fmt.Sscan(cmd[1], &n)
+		fmt.Fprintln(s.Stderr, "exiting", n)
+		return n, nil
+	case "cat":
+		if s.Stdin != nil {
+			_, _ = io.Copy(out, s.Stdin)
+		}
+	case "tty":
+		fmt.Fprintf(out, "tty=%v\r\n", s.TTY)
+	default:
+		return -1, fmt.Errorf("container %s: %q: executable file not found", ctr, cmd[0])
+	}
+	return 0, nil
 }

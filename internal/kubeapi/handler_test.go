@@ -80,7 +80,7 @@ func TestDiscovery(t *testing.T) {
 	for _, r := range rl.APIResources {
 		names = append(names, r.Name+":"+strings.Join(r.Verbs, ","))
 	}
-	if want := "[events:get,list,watch nodes:get,list,watch pods:get,list,watch pods/log:get]"; code != 200 || fmt.Sprint(names) != want {
+	if want := "[events:get,list,watch nodes:get,list,watch pods:get,list,watch pods/log:get pods/exec:create,get]"; code != 200 || fmt.Sprint(names) != want {
 		t.Fatalf("/api/v1 = %d %v, want %s", code, names, want)
 	}
 	code, body = do(t, "GET", srv.URL+"/apis", "")

@@ -29,6 +29,7 @@ import (
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/sources/apipods"
 )
 
 // Backend is what the Kubernetes API serves: the node's pods, events,
@@ -62,6 +63,9 @@ type Options struct {
 	// History is how many changes are kept for watches that resume from a
 	// resourceVersion (default 1000); older ones are answered 410 Expired.
 	History int
+	// Pushed, when set, keeps the pods created through the API (create,
+	// replace, patch, delete); without it pods are read-only.
+	Pushed *apipods.Source
 	// Logger receives the API's own messages; nil discards them.
 	Logger *zap.Logger
 	// Context, when set, ends every watch and log follow when done (the
@@ -136,10 +140,7 @@ func (h *Handler) Run(ctx context.Context) {
 }
 
 // writes says whether pods can be created, changed and deleted.
-func (h *Handler) writes() bool { return false }
-
-// exec says whether pods/exec is served.
-func (h *Handler) exec() bool { return false }
+func (h *Handler) writes() bool { return h.opts.Pushed != nil }
 
 // refresh reads the node's pods, events and node and records what changed.
 func (h *Handler) refresh(ctx context.Context) error {

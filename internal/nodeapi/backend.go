@@ -83,9 +83,19 @@ func (b *Backend) Logs(ctx context.Context, namespace, pod, container string, pr
 	if !ok {
 		return nil, errors.New("the runtime keeps no logs")
 	}
-	pods, err := b.Pods(ctx)
+	id, err := b.containerID(ctx, namespace, pod, container, previous)
 	if err != nil {
 		return nil, err
+	}
+	return ls.Logs(ctx, id, opts)
+}
+
+// containerID finds the runtime ID of a container of a managed pod: its
+// current instance, or with previous its last terminated one.
+func (b *Backend) containerID(ctx context.Context, namespace, pod, container string, previous bool) (string, error) {
+	pods, err := b.Pods(ctx)
+	if err != nil {
+		return "", err
 	}
 	for _, p := range pods {
 		if p.Namespace != namespace || p.Name != pod {
@@ -103,18 +113,18 @@ func (b *Backend) Logs(ctx context.Context, namespace, pod, container string, pr
 					id = t.ContainerID
 				}
 				if id == "" {
-					return nil, fmt.Errorf("container %s of pod %s/%s has no previous instance: %w", container, namespace, pod, api.ErrNotFound)
+					return "", fmt.Errorf("container %s of pod %s/%s has no previous instance: %w", container, namespace, pod, api.ErrNotFound)
 				}
 			}
 			if id == "" {
-				return nil, fmt.Errorf("container %s of pod %s/%s has not been created yet: %w", container, namespace, pod, api.ErrNotFound)
+				return "", fmt.Errorf("container %s of pod %s/%s has not been created yet: %w", container, namespace, pod, api.ErrNotFound)
 			}
 			if i := strings.Index(id, "://"); i >= 0 {
 				id = id[i+3:]
 			}
-			return ls.Logs(ctx, id, opts)
+			return id, nil
 		}
-		return nil, fmt.Errorf("pod %s/%s has no container %s: %w", namespace, pod, container, api.ErrNotFound)
+		return "", fmt.Errorf("pod %s/%s has no container %s: %w", namespace, pod, container, api.ErrNotFound)
 	}
-	return nil, fmt.Errorf("pod %s/%s: %w", namespace, pod, api.ErrNotFound)
+	return "", fmt.Errorf("pod %s/%s: %w", namespace, pod, api.ErrNotFound)
 }

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"context"
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -12,11 +13,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/kubeapi"
 	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/version"
 	"github.com/actorlet/actorlet/messages"
+	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
 // maxPods is the node's pod capacity, the kubelet's default --max-pods.
@@ -37,9 +40,36 @@ type NodeInfo struct {
 type KubeBackend struct {
 	*Backend
 	Info NodeInfo
+	// Tracker, when set, shows pods that left the node Terminating until
+	// they are stopped.
+	Tracker *Tracker
+	// Execer runs kubectl exec's commands; nil: exec is not served.
+	Execer runtimeadapter.StreamExecer
 
 	once    sync.Once
 	machine v1.NodeSystemInfo
+
+	// The runtime's version, asked at most once a minute (the API
+	// refreshes every second).
+	rvMu      sync.Mutex
+	rvValue   string
+	rvChecked time.Time
+}
+
+// runtimeVersion is the runtime's version, cached for a minute.
+func (b *KubeBackend) runtimeVersion(ctx context.Context) string {
+	if b.Info.RuntimeVersion == nil {
+		return ""
+	}
+	b.rvMu.Lock()
+	defer b.rvMu.Unlock()
+	if b.rvValue != "" && time.Since(b.rvChecked) < time.Minute {
+		return b.rvValue
+	}
+	if v, err := b.Info.RuntimeVersion(ctx); err == nil {
+		b.rvValue, b.rvChecked = v, time.Now()
+	}
+	return b.rvValue
 }
 
 var _ kubeapi.Backend = (*KubeBackend)(nil)
@@ -50,11 +80,7 @@ func (b *KubeBackend) Node(ctx context.Context) (*v1.Node, error) {
 	info := b.machine
 	info.KubeletVersion = "v" + strings.TrimPrefix(version.Version, "v")
 	info.KubeProxyVersion = ""
-	if b.Info.RuntimeVersion != nil {
-		if v, err := b.Info.RuntimeVersion(ctx); err == nil {
-			info.ContainerRuntimeVersion = v
-		}
-	}
+	info.ContainerRuntimeVersion = b.runtimeVersion(ctx)
 	alloc := nodeinfo.Allocatable(b.Info.RootDir)
 	alloc[v1.ResourcePods] = *resource.NewQuantity(maxPods, resource.DecimalSI)
 	n := &v1.Node{
@@ -106,22 +132,117 @@ func systemInfo() v1.NodeSystemInfo {
 	return info
 }
 
-// Nudges subscribes to the node's status changes and returns a channel
-// that holds a value whenever something changed since it was last read
-// (the Kubernetes API refreshes on it), and a function that unsubscribes.
-func Nudges(root *actor.RootContext, node *actor.PID) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// Tracker follows the node's status changes: it nudges the Kubernetes API
+// to refresh, and remembers pods that left the desired set until the node
+// reports them fully stopped, so the API shows them Terminating (with a
+// deletionTimestamp) meanwhile, as the API server shows a pod being
+// deleted, and kubectl delete waits until their containers are gone.
+type Tracker struct {
+	ch chan struct{}
+
+	mu   sync.Mutex
+	last map[types.UID]*v1.Pod   // each pod's last state seen
+	gone map[types.UID]time.Time // when a pod was first missing from the node's list
+}
+
+// lingerAfterGrace bounds how long a pod is shown Terminating past its
+// grace period when the node never reports it stopped.
+const lingerAfterGrace = 2 * time.Minute
+
+// Track subscribes to the node's status changes; stop unsubscribes.
+func Track(root *actor.RootContext, node *actor.PID) (t *Tracker, stop func()) {
+	t = &Tracker{ch: make(chan struct{}, 1), last: map[types.UID]*v1.Pod{}, gone: map[types.UID]time.Time{}}
 	pid := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if _, ok := c.Message().(*messages.PodStatusChanged); ok {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+		if m, ok := c.Message().(*messages.PodStatusChanged); ok {
+			t.observe(m)
 		}
 	}))
 	root.Send(node, &messages.Subscribe{PID: pid})
-	return ch, func() {
+	return t, func() {
 		root.Send(node, &messages.Unsubscribe{PID: pid})
 		_ = root.StopFuture(pid).Wait()
 	}
+}
+
+// observe takes one status change: a pod's new state, or its end.
+func (t *Tracker) observe(m *messages.PodStatusChanged) {
+	if m.Pod == nil {
+		return
+	}
+	t.mu.Lock()
+	if m.Removed {
+		delete(t.last, m.Pod.UID)
+		delete(t.gone, m.Pod.UID)
+	} else {
+		t.last[m.Pod.UID] = m.Pod
+	}
+	t.mu.Unlock()
+	select {
+	case t.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Nudges holds a value whenever something changed since it was last read.
+func (t *Tracker) Nudges() <-chan struct{} { return t.ch }
+
+// withTerminating returns present (the node's pods) followed by the pods
+// that left it and are still stopping, each with a deletionTimestamp.
+func (t *Tracker) withTerminating(present []*v1.Pod, now time.Time) []*v1.Pod {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := make(map[types.UID]bool, len(present))
+	for _, p := range present {
+		seen[p.UID] = true
+		t.last[p.UID] = p
+		delete(t.gone, p.UID)
+	}
+	out := present
+	for uid, p := range t.last {
+		if seen[uid] {
+			continue
+		}
+		since, ok := t.gone[uid]
+		if !ok {
+			since = now
+			t.gone[uid] = now
+		}
+		grace := int64(30)
+		if p.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *p.Spec.TerminationGracePeriodSeconds
+		}
+		if now.Sub(since) > time.Duration(grace)*time.Second+lingerAfterGrace {
+			delete(t.last, uid)
+			delete(t.gone, uid)
+			continue
+		}
+		c := p.DeepCopy()
+		ts := metav1.NewTime(since.Truncate(time.Second))
+		c.DeletionTimestamp, c.DeletionGracePeriodSeconds = &ts, &grace
+		out = append(out, c)
+	}
+	return out
+}
+
+// Pods returns the node's pods, and those still stopping after they left
+// it (see Tracker).
+func (b *KubeBackend) Pods(ctx context.Context) ([]*v1.Pod, error) {
+	pods, err := b.Backend.Pods(ctx)
+	if err != nil || b.Tracker == nil {
+		return pods, err
+	}
+	return b.Tracker.withTerminating(pods, time.Now()), nil
+}
+
+// Exec runs an interactive command in a container of a managed pod
+// (kubectl exec) and returns its exit code.
+func (b *KubeBackend) Exec(ctx context.Context, namespace, pod, container string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	if b.Execer == nil {
+		return -1, errors.New("the runtime cannot run interactive commands")
+	}
+	id, err := b.containerID(ctx, namespace, pod, container, false)
+	if err != nil {
+		return -1, err
+	}
+	return b.Execer.ExecStream(ctx, id, cmd, s)
 }
