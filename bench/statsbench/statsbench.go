@@ -2,9 +2,9 @@
 // /metrics/resource) for a node of 110 pods: the kubelet's default
 // maxPods, each a sandbox and two app containers, over HTTP on loopback.
 //
-// The containers come from a fixed listing (the fake side of the runtime:
-// what Docker's List returns from its cache, so Docker's own list call is
-// not timed) and their cgroups from a cgroup v1 fixture tree written to a
+// The containers come from a fixed listing (the fake side of the runtime;
+// an answer takes them from the sampler's last listing, as the agent's
+// does, so no list call is timed) and their cgroups from a cgroup v1 fixture tree written to a
 // temporary directory in the shape and size of this machine's files (a
 // real memory.stat has 38 lines; the fixture's too). Everything else is the agent's own code:
 // the collector reading and parsing four files per container, the rate
@@ -208,6 +208,6 @@ func Run(o Options) ([]Result, *report.Table, error) {
 		}
 		t.Add(r.Path, o.Pods, o.Pods*o.PerPod, r.Bytes, report.Ms(r.P50), report.Ms(r.P99), report.Ms(r.Max), report.Ms(r.CPU), tgt)
 	}
-	t.Notes = []string{fmt.Sprintf("GET over loopback HTTP, body read whole, %d requests after 10 of warm-up, one at a time. Each answer lists the node's running containers (a fixed listing here: Docker's list call, one request to the daemon, is not timed), reads 3 cgroup files per container (cpuacct.usage, memory.usage_in_bytes, memory.stat: kept open, one pread each) from a cgroup v1 fixture tree in %s (page-cached, as the kernel's own cgroup files are memory), 4 containers at a time, and encodes the answer; /metrics/resource does the same (without filesystems) and writes Prometheus text. The target is the p99. CPU per answer: this process's user + system time over the timed requests, divided by their number (the client's share included): what an answer costs whatever else runs. Load average at the end: %s.", o.Requests, os.TempDir(), report.Load())}
+	t.Notes = []string{fmt.Sprintf("GET over loopback HTTP, body read whole, %d requests after 10 of warm-up, one at a time. Each answer takes the running containers from the sampler's last listing (a fixed listing here; the agent's sampler lists Docker every --stats-interval, off the answer's path), reads 3 cgroup files per container (cpuacct.usage, memory.usage_in_bytes, memory.stat: kept open, one pread each) from a cgroup v1 fixture tree in %s (page-cached, as the kernel's own cgroup files are memory), 4 containers at a time, and encodes the answer; /metrics/resource does the same (without filesystems) and writes Prometheus text. The target is the p99. CPU per answer: this process's user + system time over the timed requests, divided by their number (the client's share included): what an answer costs whatever else runs. Load average at the end: %s.", o.Requests, os.TempDir(), report.Load())}
 	return results, t, nil
 }

@@ -271,3 +271,43 @@ func TestSummaryDecodesAsKubelets(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", back, err)
 	}
 }
+
+// countingLister counts List calls.
+type countingLister struct {
+	fakeLister
+	calls int
+}
+
+func (c *countingLister) List(ctx context.Context, opts runtimeadapter.ListOptions) (runtimeadapter.ListResult, error) {
+	c.calls++
+	return c.fakeLister.List(ctx, opts)
+}
+
+// An answer covers the sampler's last listing while it is at most two
+// intervals old, without asking the runtime; a container stopped since
+// (its cgroup gone) is left out; past two intervals it lists again.
+func TestSummaryUsesTheSamplersListing(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clk := &clock{t: t0}
+	rd := &stubReader{by: map[string]Usage{"a": {CPUNanos: 1}, "b": {CPUNanos: 2}}}
+	ls := &countingLister{fakeLister: fakeLister{containers: []runtimeadapter.Container{
+		ctr("a", "pa", "app", runtimeadapter.TypeApp, runtimeadapter.StateRunning, t0),
+		ctr("b", "pb", "app", runtimeadapter.TypeApp, runtimeadapter.StateRunning, t0),
+	}}}
+	c, _ := New(Options{NodeName: testNode, Runtime: ls, Cgroups: rd, Now: clk.now, Interval: 10 * time.Second})
+	if err := c.Sample(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rd.mu.Lock()
+	delete(rd.by, "b") // b stopped: its cgroup is gone
+	rd.mu.Unlock()
+	clk.add(20 * time.Second)
+	s, err := c.Summary(context.Background(), true)
+	if err != nil || ls.calls != 1 || len(s.Pods) != 1 || s.Pods[0].PodRef.Name != "pa" {
+		t.Fatalf("at two intervals: %d list calls, pods %+v, %v; want the sample's list, pa only", ls.calls, s.Pods, err)
+	}
+	clk.add(time.Millisecond)
+	if _, err := c.Summary(context.Background(), true); err != nil || ls.calls != 2 {
+		t.Fatalf("past two intervals: %d list calls, %v; want a new list", ls.calls, err)
+	}
+}
