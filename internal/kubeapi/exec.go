@@ -148,15 +148,31 @@ func (h *Handler) podExec(w http.ResponseWriter, r *http.Request, ns, name strin
 
 // wsWriter writes one channel's data as binary messages; writes of all
 // channels share one lock (one writer at a time on a connection).
+//
+// The first write waits until streamsReady after the upgrade: kubectl's
+// WebSocket client (client-go 1.32) starts reading the connection before
+// it has made its streams, and drops a message for a stream it has not
+// made yet ("Unknown stream id 3, discarding message"), so an answer sent
+// at once — a missing command's error, a fast command's output — could be
+// lost and kubectl exit 1 with "closed all streams". An API server's exec
+// goes to a kubelet and a runtime first, which is slower than that.
 type wsWriter struct {
-	mu   *sync.Mutex
-	conn *websocket.Conn
-	ch   byte
+	mu    *sync.Mutex
+	conn  *websocket.Conn
+	ch    byte
+	ready *time.Time // the first write waits until then (zero: done)
 }
+
+// streamsReady is how long after the upgrade the first message is sent.
+const streamsReady = 200 * time.Millisecond
 
 func (w wsWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.ready.IsZero() {
+		time.Sleep(time.Until(*w.ready))
+		*w.ready = time.Time{}
+	}
 	msg := make([]byte, len(p)+1)
 	msg[0] = w.ch
 	copy(msg[1:], p)
@@ -173,12 +189,13 @@ func (h *Handler) runExec(parent context.Context, conn *websocket.Conn, ns, name
 	defer cancel()
 	defer context.AfterFunc(h.streams, cancel)()
 	var mu sync.Mutex
+	ready := time.Now().Add(streamsReady)
 	streams := runtimeadapter.ExecStreams{TTY: q.tty}
 	if q.stdout {
-		streams.Stdout = wsWriter{&mu, conn, chanStdout}
+		streams.Stdout = wsWriter{&mu, conn, chanStdout, &ready}
 	}
 	if q.stderr {
-		streams.Stderr = wsWriter{&mu, conn, chanStderr}
+		streams.Stderr = wsWriter{&mu, conn, chanStderr, &ready}
 	}
 	stdinR, stdinW := io.Pipe()
 	if q.stdin {
@@ -239,7 +256,7 @@ func (h *Handler) runExec(parent context.Context, conn *websocket.Conn, ns, name
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "ExitCode", Message: strconv.Itoa(code)}}}}
 	}
 	data, _ := json.Marshal(&st)
-	_, _ = wsWriter{&mu, conn, chanError}.Write(data)
+	_, _ = wsWriter{&mu, conn, chanError, &ready}.Write(data)
 	mu.Lock()
 	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	mu.Unlock()
