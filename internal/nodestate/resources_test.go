@@ -1,8 +1,6 @@
 package nodestate
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -151,23 +149,7 @@ func TestResourceAdmission(t *testing.T) {
 			} else {
 				s.SetAllocatable(alloc)
 			}
-			for i, st := range tt.steps {
-				var got []string
-				for _, e := range s.Step(at(i+1), st.ev) {
-					got = append(got, e.String())
-				}
-				if !slices.Equal(got, st.want) {
-					t.Fatalf("step %d (%T): effects\n  %s\nwant\n  %s", i, st.ev, strings.Join(got, "\n  "), strings.Join(st.want, "\n  "))
-				}
-				checkIndexes(t, s)
-			}
-			var got []string
-			for _, r := range s.Records() {
-				got = append(got, summary(r))
-			}
-			if !slices.Equal(got, tt.records) {
-				t.Errorf("records\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.records, "\n  "))
-			}
+			runSteps(t, s, tt.steps, tt.records)
 		})
 	}
 }

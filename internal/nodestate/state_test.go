@@ -384,25 +384,31 @@ func TestLifecycle(t *testing.T) {
 			if srcs == nil {
 				srcs = []string{"file"}
 			}
-			s := New(node, srcs)
-			for i, st := range tt.steps {
-				var got []string
-				for _, e := range s.Step(at(i+1), st.ev) {
-					got = append(got, e.String())
-				}
-				if !slices.Equal(got, st.want) {
-					t.Fatalf("step %d (%T): effects\n  %s\nwant\n  %s", i, st.ev, strings.Join(got, "\n  "), strings.Join(st.want, "\n  "))
-				}
-				checkIndexes(t, s)
-			}
-			var got []string
-			for _, r := range s.Records() {
-				got = append(got, summary(r))
-			}
-			if !slices.Equal(got, tt.records) {
-				t.Errorf("records\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.records, "\n  "))
-			}
+			runSteps(t, New(node, srcs), tt.steps, tt.records)
 		})
+	}
+}
+
+// runSteps steps s through steps (step i at at(i+1)), checking each
+// step's effects and the indexes, then the records at the end.
+func runSteps(t *testing.T, s *State, steps []step, records []string) {
+	t.Helper()
+	for i, st := range steps {
+		var got []string
+		for _, e := range s.Step(at(i+1), st.ev) {
+			got = append(got, e.String())
+		}
+		if !slices.Equal(got, st.want) {
+			t.Fatalf("step %d (%T): effects\n  %s\nwant\n  %s", i, st.ev, strings.Join(got, "\n  "), strings.Join(st.want, "\n  "))
+		}
+		checkIndexes(t, s)
+	}
+	var got []string
+	for _, r := range s.Records() {
+		got = append(got, summary(r))
+	}
+	if !slices.Equal(got, records) {
+		t.Errorf("records\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(records, "\n  "))
 	}
 }
 
