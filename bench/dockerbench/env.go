@@ -51,9 +51,9 @@ type Env struct {
 	// ContainerdErr).
 	RTC           *docker.Runtime
 	ContainerdErr error
-	Cli   *client.Client
-	RunID string
-	Log   io.Writer
+	Cli           *client.Client
+	RunID         string
+	Log           io.Writer
 }
 
 // Setup connects to Docker (failing if it does not answer within 10 s)
