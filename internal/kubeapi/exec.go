@@ -13,7 +13,6 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -107,27 +106,11 @@ func (h *Handler) podExec(w http.ResponseWriter, r *http.Request, ns, name strin
 	if err != nil {
 		return err
 	}
-	if err := h.refresh(r.Context()); err != nil {
+	container, err := h.podContainer(r.Context(), ns, name, q.container)
+	if err != nil {
 		return err
 	}
-	obj, ok := h.store.get(resPods, ns+"/"+name)
-	if !ok {
-		return errNotFound("pods", name)
-	}
-	pod := obj.(*v1.Pod)
-	if q.container == "" {
-		if len(pod.Spec.Containers) != 1 {
-			names := make([]string, 0, len(pod.Spec.Containers))
-			for _, c := range pod.Spec.Containers {
-				names = append(names, c.Name)
-			}
-			return errBadRequest("a container name must be specified for pod %s, choose one of: %v", name, names)
-		}
-		q.container = pod.Spec.Containers[0].Name
-	}
-	if !hasContainer(pod, q.container) {
-		return errBadRequest("container %s is not valid for pod %s", q.container, name)
-	}
+	q.container = container
 	if !websocket.IsWebSocketUpgrade(r) {
 		return newStatus(http.StatusBadRequest, metav1.StatusReasonBadRequest, nil,
 			"pods/exec is served over WebSocket (%s) only: upgrade the connection (kubectl 1.30 or newer does)", protoV5)

@@ -89,27 +89,11 @@ func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, ns, name string
 	if err != nil {
 		return err
 	}
-	if err := h.refresh(r.Context()); err != nil {
+	container, err := h.podContainer(r.Context(), ns, name, q.container)
+	if err != nil {
 		return err
 	}
-	obj, ok := h.store.get(resPods, ns+"/"+name)
-	if !ok {
-		return errNotFound("pods", name)
-	}
-	pod := obj.(*v1.Pod)
-	if q.container == "" {
-		if len(pod.Spec.Containers) != 1 {
-			names := make([]string, 0, len(pod.Spec.Containers))
-			for _, c := range pod.Spec.Containers {
-				names = append(names, c.Name)
-			}
-			return errBadRequest("a container name must be specified for pod %s, choose one of: %v", name, names)
-		}
-		q.container = pod.Spec.Containers[0].Name
-	}
-	if !hasContainer(pod, q.container) {
-		return errBadRequest("container %s is not valid for pod %s", q.container, name)
-	}
+	q.container = container
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(h.streams, cancel)()
@@ -146,4 +130,32 @@ func hasContainer(p *v1.Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// podContainer finds pod ns/name and names the container a pods/log or
+// pods/exec request names: container, or the pod's only container when
+// it names none (the API server's rule and wording).
+func (h *Handler) podContainer(ctx context.Context, ns, name, container string) (string, error) {
+	if err := h.refresh(ctx); err != nil {
+		return "", err
+	}
+	obj, ok := h.store.get(resPods, ns+"/"+name)
+	if !ok {
+		return "", errNotFound("pods", name)
+	}
+	pod := obj.(*v1.Pod)
+	if container == "" {
+		if len(pod.Spec.Containers) != 1 {
+			names := make([]string, 0, len(pod.Spec.Containers))
+			for _, c := range pod.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			return "", errBadRequest("a container name must be specified for pod %s, choose one of: %v", name, names)
+		}
+		container = pod.Spec.Containers[0].Name
+	}
+	if !hasContainer(pod, container) {
+		return "", errBadRequest("container %s is not valid for pod %s", container, name)
+	}
+	return container, nil
 }
