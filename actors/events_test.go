@@ -148,7 +148,9 @@ func TestSilentEventStreamIsNoticed(t *testing.T) {
 		quiet := time.Now()
 		time.Sleep(15 * time.Second)
 		synctest.Wait()
-		if g := gaps(plegLists(rt, quiet)); fmt.Sprint(g) != "[5s 5s]" {
+		// 15 s hold two or three 5 s gaps: a list may fall on either end of
+		// the window (which goroutine runs first at one instant is not fixed).
+		if g := gaps(plegLists(rt, quiet)); len(g) < 2 || slices.ContainsFunc(g, func(d time.Duration) bool { return d != 5*time.Second }) {
 			t.Fatalf("PLEG lists %v apart while events flow, want every 5s", g)
 		}
 		streamState(t, reg, "healthy", 0)
