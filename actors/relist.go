@@ -197,7 +197,7 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		r.want(ctx)
 	case *exitsOpened:
 		r.exitsOpen, r.exitsErr = true, nil
-		r.log.Info("container exits: following " + r.exitSource + "; a death reaches its pod before the runtime's die event")
+		r.log.Info("container exits: following " + r.exitSource + "; a death reaches its pod at once, ahead of the runtime's own events and the relist")
 		r.reportExitPath(ctx)
 	case *exitsEnded:
 		if r.exitsOpen || r.exitsErr == nil {

@@ -54,10 +54,11 @@ func openRuntime(ctx context.Context, f runFlags, log *zap.Logger) (runtimeadapt
 		if err != nil {
 			return nil, nil, fmt.Errorf("--pod-logs-dir %s: %w", f.podLogsDir, err)
 		}
-		crt, err := cri.New(cri.Options{
+		opts := cri.Options{
 			Endpoint: f.endpoint, LogRoot: logs, StateDir: filepath.Join(f.rootDir, "cri"),
 			PauseImage: f.podInfraImage, Logger: log.Named("cri"),
-		})
+		}
+		crt, err := cri.New(opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--container-runtime-endpoint: %w", err)
 		}
@@ -67,26 +68,18 @@ func openRuntime(ctx context.Context, f runFlags, log *zap.Logger) (runtimeadapt
 		if err != nil {
 			log.Warn("the CRI runtime does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
 				zap.String("endpoint", f.endpoint), zap.Error(err))
-			log.Info("runtime events: relist only (the CRI runtime's events are not used)", zap.Duration("relistPeriod", f.relistPeriod))
-			return crt, rotateLogs(ctx, crt, f.nodeName), nil
+		} else {
+			fields := []zap.Field{zap.String("endpoint", f.endpoint), zap.String("runtime", version), zap.String("podLogsDir", logs)}
+			if ready, why, err := crt.NetworkReady(pctx); err == nil && !ready {
+				fields = append(fields, zap.String("podNetwork", "none (only hostNetwork pods run): "+why))
+			}
+			log.Info("CRI runtime", fields...)
 		}
-		fields := []zap.Field{zap.String("endpoint", f.endpoint), zap.String("runtime", version), zap.String("podLogsDir", logs)}
-		if ready, why, err := crt.NetworkReady(pctx); err == nil && !ready {
-			fields = append(fields, zap.String("podNetwork", "none (only hostNetwork pods run): "+why))
-		}
-		log.Info("CRI runtime", fields...)
-		// The event path: CRI's GetContainerEvents where it is served
-		// (containerd 1.7+) is not followed yet, nor containerd's own
-		// task events (the hook is cri.WithEvents): the PLEG relists
-		// every --relist-period.
-		served, err := crt.EventsSupported(pctx, eventsProbe)
-		switch {
-		case err != nil:
-			log.Info("runtime events: relist only (probing GetContainerEvents failed)", zap.Error(err), zap.Duration("relistPeriod", f.relistPeriod))
-		case served:
-			log.Info("runtime events: relist only (the runtime serves CRI GetContainerEvents, not followed yet)", zap.Duration("relistPeriod", f.relistPeriod))
-		default:
-			log.Info("runtime events: relist only (CRI GetContainerEvents is Unimplemented on this runtime, as on containerd 1.6)", zap.Duration("relistPeriod", f.relistPeriod))
+		if opts.Containerd = criExitPath(pctx, log, f, crt); opts.Containerd != "" {
+			crt.Close()
+			if crt, err = cri.New(opts); err != nil {
+				return nil, nil, fmt.Errorf("--containerd-address: %w", err)
+			}
 		}
 		return crt, rotateLogs(ctx, crt, f.nodeName), nil
 	default:
@@ -142,4 +135,57 @@ func containerdOption(log *zap.Logger, f runFlags) docker.Option {
 	log.Info("container exits: Docker's containerd task events, ahead of Docker's die events (the fallback, with the relist)",
 		zap.String("containerd", addr), zap.String("namespace", "moby"))
 	return docker.WithContainerd(addr)
+}
+
+// criExitPath decides how a container's death reaches its pod on a CRI
+// runtime, says it once, and returns the containerd socket whose task
+// events (namespace k8s.io) to follow ("": none, the PLEG relists every
+// --relist-period). CRI's own GetContainerEvents is probed and named, but
+// not followed: containerd 1.6 answers it Unimplemented, and where it is
+// served (containerd 1.7+) containerd's task events are there too.
+// Followed: --containerd-address when set, else the endpoint's own socket
+// when the runtime is containerd, or does not answer yet (a node agent
+// may start first; if it turns out not to be containerd, the stream fails
+// and the relist goes on).
+func criExitPath(ctx context.Context, log *zap.Logger, f runFlags, crt *cri.Runtime) string {
+	relist := zap.Duration("relistPeriod", f.relistPeriod)
+	cev := zap.String("criEvents", criEventsSupport(ctx, crt))
+	switch {
+	case !f.events:
+		log.Info("container exits: found by relisting every --relist-period (--runtime-events=false)", relist, cev)
+		return ""
+	case f.containerd == "none":
+		log.Info("container exits: found by relisting every --relist-period (--containerd-address none)", relist, cev)
+		return ""
+	case f.containerd != "":
+		log.Info("container exits: containerd task events (--containerd-address), the relist as the safety net",
+			zap.String("containerd", f.containerd), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
+		return f.containerd
+	}
+	name, err := crt.RuntimeName(ctx)
+	switch {
+	case err == nil && name != "containerd":
+		log.Info("container exits: found by relisting every --relist-period (the runtime is not containerd)", zap.String("runtime", name), relist, cev)
+		return ""
+	case err != nil:
+		log.Info("container exits: containerd task events on the endpoint's socket if the runtime is containerd (it does not answer yet), the relist as the safety net",
+			zap.String("containerd", f.endpoint), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
+	default:
+		log.Info("container exits: containerd task events, the relist as the safety net",
+			zap.String("containerd", f.endpoint), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
+	}
+	return f.endpoint
+}
+
+// criEventsSupport says whether the runtime serves CRI's
+// GetContainerEvents, for the start's log.
+func criEventsSupport(ctx context.Context, crt *cri.Runtime) string {
+	served, err := crt.EventsSupported(ctx, eventsProbe)
+	switch {
+	case err != nil:
+		return "unknown (probing GetContainerEvents failed: " + err.Error() + ")"
+	case served:
+		return "GetContainerEvents served (not followed)"
+	}
+	return "GetContainerEvents Unimplemented (as on containerd 1.6)"
 }

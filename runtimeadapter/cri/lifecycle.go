@@ -56,9 +56,14 @@ func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec)
 		return "", fmt.Errorf("create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: id})
 	}
 	if runtimeadapter.ContainerType(spec.Labels[runtimeadapter.LabelContainerType]) == runtimeadapter.TypeSandbox {
-		return r.runSandbox(ctx, spec, spec.NetworkMode == "host")
+		id, err = r.runSandbox(ctx, spec, spec.NetworkMode == "host")
+	} else {
+		id, err = r.createContainer(ctx, spec)
 	}
-	return r.createContainer(ctx, spec)
+	if err == nil { // whose it is, should it exit before it is listed
+		r.exits.Learn(time.Now(), runtimeadapter.Container{ID: id, Labels: spec.Labels})
+	}
+	return id, err
 }
 
 // runSandbox runs spec as a pod sandbox.

@@ -88,6 +88,7 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (ru
 	if opts.All && opts.PodUID == "" {
 		r.forget(opts.Node, seen)
 	}
+	r.followExits(opts, out, observed)
 	return runtimeadapter.ListResult{Containers: out, ObservedAt: observed}, nil
 }
 
@@ -267,7 +268,10 @@ func (r *Runtime) Inspect(ctx context.Context, ref string) (runtimeadapter.Conta
 		r.statuses[c.ID] = cached{state: s, c: copyContainer(c), node: c.Labels[runtimeadapter.LabelNode]}
 		r.mu.Unlock()
 	}
-	return c, nil
+	cs := []runtimeadapter.Container{c}
+	r.exits.Learn(time.Now(), c)
+	r.exits.Correct(cs)
+	return cs[0], nil
 }
 
 func (r *Runtime) sandboxView(s *runtimeapi.PodSandboxStatus) runtimeadapter.Container {

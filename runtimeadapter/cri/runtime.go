@@ -40,9 +40,12 @@
 // (ErrNoPodNetwork) when the runtime reports its network not ready.
 //
 // containerd 1.6 has no CRI event stream (GetContainerEvents answers
-// Unimplemented), so this adapter is not a runtimeadapter.EventSource: the
-// PLEG relists (EventsSupported tells which path applies; WithEvents adds
-// another event source, such as containerd's own task events).
+// Unimplemented), so this adapter is not a runtimeadapter.EventSource
+// (EventsSupported tells whether the runtime serves one; WithEvents adds
+// an event source). On containerd, Options.Containerd follows containerd's
+// own task events instead (runtimeadapter.ExitSource, see exits.go): a
+// death reaches its pod as fast as on Docker, and the PLEG's relist finds
+// the rest.
 package cri
 
 import (
@@ -62,6 +65,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/actorlet/actorlet/internal/taskevents"
 	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
@@ -96,6 +100,14 @@ type Options struct {
 	// PauseImage is the sandbox image actorlet names; the runtime runs its
 	// own, so EnsureImage of it does nothing.
 	PauseImage string
+	// Containerd, when set, is the unix socket (a path, or unix://path)
+	// of the containerd serving the CRI (usually the endpoint's own
+	// socket) whose task events in namespace k8s.io the Runtime follows:
+	// it then implements runtimeadapter.ExitSource with a non-empty
+	// ExitPath, so a container's exit reaches its pod without waiting
+	// for a relist (containerd 1.6 has no CRI events). Nothing is dialled
+	// before the first Exits.
+	Containerd string
 	// Logger; nil logs nothing.
 	Logger *zap.Logger
 }
@@ -119,6 +131,10 @@ type Runtime struct {
 	// sandboxDone is when a sandbox was first seen not ready (CRI keeps
 	// no finish time of a sandbox).
 	sandboxDone map[string]time.Time
+
+	// exits follows containerd's task events (Options.Containerd; nil:
+	// none; see exits.go).
+	exits *taskevents.Follower
 }
 
 type cached struct {
@@ -163,8 +179,19 @@ func New(opts Options) (*Runtime, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	var exits *taskevents.Follower
+	if opts.Containerd != "" {
+		addr, err := taskevents.Address(opts.Containerd, nil, nil)
+		if err == nil {
+			exits, err = taskevents.NewFollower(addr, taskevents.CRINamespace, "cri", log)
+		}
+		if err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("cri: containerd %s: %w", opts.Containerd, err)
+		}
+	}
 	return &Runtime{
-		opts: opts, conn: conn, log: log,
+		opts: opts, conn: conn, log: log, exits: exits,
 		rs:          runtimeapi.NewRuntimeServiceClient(conn),
 		is:          runtimeapi.NewImageServiceClient(conn),
 		creating:    map[string]*refMutex{},
@@ -195,8 +222,11 @@ func Target(endpoint string) (string, error) {
 	return "unix://" + abs, nil
 }
 
-// Close closes the connection.
-func (r *Runtime) Close() error { return r.conn.Close() }
+// Close closes the connections.
+func (r *Runtime) Close() error {
+	_ = r.exits.Close()
+	return r.conn.Close()
+}
 
 // Ping asks the runtime its version: nil once it answers.
 func (r *Runtime) Ping(ctx context.Context) error {
@@ -206,11 +236,26 @@ func (r *Runtime) Ping(ctx context.Context) error {
 
 // Version returns the runtime's name and version ("containerd 1.6.20").
 func (r *Runtime) Version(ctx context.Context) (string, error) {
-	v, err := r.rs.Version(ctx, &runtimeapi.VersionRequest{})
+	v, err := r.version(ctx)
 	if err != nil {
-		return "", wrap(ctx, err, "CRI runtime %s: version", r.opts.Endpoint)
+		return "", err
 	}
 	return v.RuntimeName + " " + v.RuntimeVersion + " (CRI " + v.RuntimeApiVersion + ")", nil
+}
+
+// RuntimeName is the runtime's name as CRI's Version gives it
+// ("containerd", "cri-o").
+func (r *Runtime) RuntimeName(ctx context.Context) (string, error) {
+	v, err := r.version(ctx)
+	return v.GetRuntimeName(), err
+}
+
+func (r *Runtime) version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
+	v, err := r.rs.Version(ctx, &runtimeapi.VersionRequest{})
+	if err != nil {
+		return nil, wrap(ctx, err, "CRI runtime %s: version", r.opts.Endpoint)
+	}
+	return v, nil
 }
 
 // NetworkReady reports whether the runtime's pod network is ready (a CNI

@@ -168,13 +168,9 @@ func (r *Runtime) cachedInspect(ctx context.Context, s container.Summary, timeou
 // not listed: they are gone. Entries outside the scope are kept for the
 // listings that cover them.
 func (r *Runtime) prune(opts runtimeadapter.ListOptions, seen map[string]bool, observedAt time.Time) {
+	r.exits.Forget(opts, seen, observedAt)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, o := range r.owners { // learnt before the list began, and not listed: gone
-		if o.node == opts.Node && (opts.PodUID == "" || o.uid == opts.PodUID) && opts.All && !seen[id] && o.at.Before(observedAt) {
-			delete(r.owners, id)
-		}
-	}
 	for id, e := range r.cache {
 		l := e.container.Labels
 		inScope := l[runtimeadapter.LabelNode] == opts.Node &&

@@ -56,13 +56,9 @@ type Runtime struct {
 	// inspects counts ContainerInspect calls, for tests.
 	inspects atomic.Int64
 
-	// tasks follows Docker's containerd (WithContainerd; nil: none), its
-	// exits noted in ledger; owners (guarded by mu) maps container IDs to
-	// their node and pod for routing them (see exits.go).
-	tasks     *taskevents.Client
-	ledger    *taskevents.Ledger
-	owners    map[string]owner
-	execExits atomic.Int64
+	// exits follows Docker's containerd (WithContainerd; nil: none; see
+	// exits.go).
+	exits *taskevents.Follower
 }
 
 var (
@@ -109,12 +105,12 @@ func New(opts ...Option) (*Runtime, error) {
 		local: o.local, building: make(chan struct{}, 1),
 	}
 	if o.containerd != "" {
-		tasks, err := taskevents.Dial(o.containerd)
+		exits, err := taskevents.NewFollower(o.containerd, taskevents.DockerNamespace, "docker", o.log)
 		if err != nil {
 			_ = cli.Close()
-			return nil, fmt.Errorf("docker: %w", err)
+			return nil, err
 		}
-		r.tasks, r.ledger, r.owners = tasks, taskevents.NewLedger(0), map[string]owner{}
+		r.exits = exits
 	}
 	if !o.lazy {
 		ctx, cancel := context.WithTimeout(context.Background(), negotiateTimeout)
@@ -166,9 +162,7 @@ func (r *Runtime) negotiate(ctx context.Context) (bool, error) {
 // Close releases the client's idle connections. The Runtime must not be used
 // afterwards.
 func (r *Runtime) Close() error {
-	if r.tasks != nil {
-		_ = r.tasks.Close()
-	}
+	_ = r.exits.Close()
 	if err := r.cli.Close(); err != nil {
 		return fmt.Errorf("docker: close client: %w", err)
 	}

@@ -21,9 +21,12 @@ func TestStartAdoptRemove(t *testing.T) {
 	e := newEnv(t, "t-cri-adopt")
 	path := e.writeManifest("web.yaml", hostPod("web", "Always"))
 	a1 := e.startAgent("agent-1")
-	events := a1.waitLog("runtime events: relist only (CRI GetContainerEvents is Unimplemented on this runtime, as on containerd 1.6)")
-	if events["relistPeriod"] == nil {
-		t.Errorf("the event path's log names no relist period: %v", events)
+	events := a1.waitLog("container exits: containerd task events, the relist as the safety net")
+	if events["relistPeriod"] == nil || events["namespace"] != "k8s.io" || events["containerd"] != e.cd.Endpoint {
+		t.Errorf("the exit path's log names no relist period, or not the endpoint's containerd and namespace k8s.io: %v", events)
+	}
+	if events["criEvents"] != "GetContainerEvents Unimplemented (as on containerd 1.6)" {
+		t.Errorf("the exit path's log does not say containerd 1.6 answers GetContainerEvents Unimplemented: %v", events)
 	}
 	var running []runtimeadapter.Container
 	e.waitFor(waitTimeout, "pod web's sandbox and app running", func() bool {

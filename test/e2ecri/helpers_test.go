@@ -141,7 +141,9 @@ type agent struct {
 	done chan struct{}
 }
 
-func (e *env) startAgent(name string) *agent {
+// startAgent starts an agent on the env's node; extra flags come last
+// (and so win over the defaults).
+func (e *env) startAgent(name string, extra ...string) *agent {
 	e.t.Helper()
 	args := []string{"run",
 		"--container-runtime", "cri",
@@ -156,6 +158,7 @@ func (e *env) startAgent(name string) *agent {
 		"--log-format", "json",
 		"--port", "0",
 	}
+	args = append(args, extra...)
 	a := &agent{t: e.t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
 	a.cmd = exec.Command(testbin.Actorlet(e.t), args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
@@ -193,13 +196,8 @@ func (a *agent) waitLog(msg string) map[string]any {
 	a.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		sc := bufio.NewScanner(strings.NewReader(a.out.String()))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == msg {
-				return m
-			}
+		if ms := a.logs(msg); len(ms) > 0 {
+			return ms[0]
 		}
 		select {
 		case <-a.done:
@@ -211,6 +209,20 @@ func (a *agent) waitLog(msg string) map[string]any {
 		}
 		time.Sleep(delay)
 	}
+}
+
+// logs returns the JSON log lines with message msg so far.
+func (a *agent) logs(msg string) []map[string]any {
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(a.out.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // api returns the base URL of the agent's HTTP API.
