@@ -516,7 +516,9 @@ func (w *worker) list() (podstate.Listing, error) {
 }
 
 func short(id string) string {
-	id = strings.TrimPrefix(id, "docker://")
+	if _, after, ok := strings.Cut(id, "://"); ok { // "docker://", "containerd://"
+		id = after
+	}
 	if len(id) > 12 {
 		return id[:12]
 	}

@@ -296,6 +296,14 @@ type ExitSource interface {
 	Exits(ctx context.Context, node string) (<-chan Exit, <-chan error)
 }
 
+// Typed is implemented by runtimes that name themselves as the kubelet
+// writes a container's ID in pod status, "<type>://<id>": RuntimeType is
+// "docker", or a CRI runtime's name ("containerd", "cri-o"); "" while
+// unknown. A runtime without it is taken for Docker.
+type Typed interface {
+	RuntimeType() string
+}
+
 // LogOptions selects what Logs returns.
 type LogOptions struct {
 	Follow     bool

@@ -69,7 +69,8 @@ func openRuntime(ctx context.Context, f runFlags, log *zap.Logger) (runtimeadapt
 			log.Warn("the CRI runtime does not answer; running anyway: /healthz reports it, and the node lists again with backoff (1 s doubling to 30 s) until it answers",
 				zap.String("endpoint", f.endpoint), zap.Error(err))
 		} else {
-			fields := []zap.Field{zap.String("endpoint", f.endpoint), zap.String("runtime", version), zap.String("podLogsDir", logs)}
+			api, _ := crt.APIVersion(pctx)
+			fields := []zap.Field{zap.String("endpoint", f.endpoint), zap.String("runtime", version), zap.String("cri", api), zap.String("podLogsDir", logs)}
 			if ready, why, err := crt.NetworkReady(pctx); err == nil && !ready {
 				fields = append(fields, zap.String("podNetwork", "none (only hostNetwork pods run): "+why))
 			}

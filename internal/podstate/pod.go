@@ -37,6 +37,9 @@ type Config struct {
 	// HostIPs are the node's addresses, reported in the pod's status
 	// (hostIP, hostIPs; podIP and podIPs of a hostNetwork pod).
 	HostIPs []string
+	// RuntimeType names the runtime in the status's container IDs
+	// ("containerd://<id>"; "": Docker's, see podsync.ContainerID).
+	RuntimeType string
 }
 
 // Phase is what the pod's machine is doing, or waits for.
@@ -284,7 +287,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 	}
 	p.holdForWaits(out, &plan, now)
 	if pod != nil {
-		st := podsync.StatusWith(pod, cs, plan, podsync.Probes{Ready: p.probes.ready, Started: p.probes.startupPassed})
+		st := podsync.StatusOn(p.cfg.RuntimeType, pod, cs, plan, podsync.Probes{Ready: p.probes.ready, Started: p.probes.startupPassed})
 		p.report(out, podsync.WithHostIPs(st, pod, p.cfg.HostIPs), now)
 	}
 	if plan.Terminated {

@@ -8,8 +8,18 @@ import (
 )
 
 // ContainerIDScheme prefixes container IDs in statuses, as Kubernetes'
-// "<runtime>://<id>".
+// "<runtime>://<id>", when the runtime does not name itself: Docker's.
 const ContainerIDScheme = "docker://"
+
+// ContainerID is a container's ID as a pod status shows it:
+// "<runtimeType>://<id>" (runtimeadapter.Typed), ContainerIDScheme and id
+// when runtimeType is "".
+func ContainerID(runtimeType, id string) string {
+	if runtimeType == "" {
+		return ContainerIDScheme + id
+	}
+	return runtimeType + "://" + id
+}
 
 // Status computes the pod's status from its spec, its containers and the
 // plan last computed for them (for waiting reasons, and the recorded exits
@@ -37,6 +47,12 @@ type Probes struct {
 // a container's ready (and so ContainersReady and Ready), the startup probe
 // its started.
 func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, probes Probes) v1.PodStatus {
+	return StatusOn("", pod, containers, plan, probes)
+}
+
+// StatusOn is StatusWith on a runtime of type runtimeType (see
+// ContainerID): the containers' IDs read "<runtimeType>://<id>".
+func StatusOn(runtimeType string, pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, probes Probes) v1.PodStatus {
 	g := view(pod, containers, plan.Records)
 	st := v1.PodStatus{}
 	var sb *runtimeadapter.Container
@@ -66,7 +82,7 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 		if len(insts) == 0 && len(g.inits[ic.Name]) > 0 && plan.Done {
 			insts = g.inits[ic.Name] // a finished pod's sandbox is gone: show the last run
 		}
-		cs := containerStatus(&ic, insts, plan.Waiting[ic.Name], starting[ic.Name])
+		cs := containerStatus(runtimeType, &ic, insts, plan.Waiting[ic.Name], starting[ic.Name])
 		if IsSidecar(&ic) {
 			// A sidecar is started while it runs and its startup probe (if
 			// any) passed, ready when started and its readiness probe (if
@@ -105,7 +121,7 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 	var waiting, running, stopped, succeeded, failed int
 	allReady := true
 	for _, c := range pod.Spec.Containers {
-		cs := containerStatus(&c, g.apps[c.Name], plan.Waiting[c.Name], starting[c.Name])
+		cs := containerStatus(runtimeType, &c, g.apps[c.Name], plan.Waiting[c.Name], starting[c.Name])
 		if cs.State.Running != nil {
 			id := g.apps[c.Name][0].ID
 			if c.StartupProbe != nil {
@@ -199,7 +215,7 @@ func StatusWith(pod *v1.Pod, containers []runtimeadapter.Container, plan Plan, p
 	return st
 }
 
-func terminated(c *runtimeadapter.Container) *v1.ContainerStateTerminated {
+func terminated(runtimeType string, c *runtimeadapter.Container) *v1.ContainerStateTerminated {
 	reason := c.Reason
 	if reason == "" {
 		reason = "Error"
@@ -213,11 +229,11 @@ func terminated(c *runtimeadapter.Container) *v1.ContainerStateTerminated {
 		Message:     c.Error,
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
-		ContainerID: ContainerIDScheme + c.ID,
+		ContainerID: ContainerID(runtimeType, c.ID),
 	}
 }
 
-func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Waiting, starting bool) v1.ContainerStatus {
+func containerStatus(runtimeType string, spec *v1.Container, insts []runtimeadapter.Container, w Waiting, starting bool) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	if len(insts) == 0 {
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
@@ -228,7 +244,7 @@ func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Wai
 	}
 	latest := &insts[0]
 	cs.RestartCount = int32(restarts(latest))
-	cs.ContainerID = ContainerIDScheme + latest.ID
+	cs.ContainerID = ContainerID(runtimeType, latest.ID)
 	var prev *runtimeadapter.Container
 	if len(insts) > 1 && insts[1].State == runtimeadapter.StateExited {
 		prev = &insts[1]
@@ -240,7 +256,7 @@ func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Wai
 		t := true
 		cs.Started = &t
 		if prev != nil {
-			cs.LastTerminationState.Terminated = terminated(prev)
+			cs.LastTerminationState.Terminated = terminated(runtimeType, prev)
 		}
 	case runtimeadapter.StateExited:
 		if w.Reason != "" || starting {
@@ -249,17 +265,17 @@ func containerStatus(spec *v1.Container, insts []runtimeadapter.Container, w Wai
 				reason = "ContainerCreating"
 			}
 			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: reason, Message: msg}
-			cs.LastTerminationState.Terminated = terminated(latest)
+			cs.LastTerminationState.Terminated = terminated(runtimeType, latest)
 		} else {
-			cs.State.Terminated = terminated(latest)
+			cs.State.Terminated = terminated(runtimeType, latest)
 			if prev != nil {
-				cs.LastTerminationState.Terminated = terminated(prev)
+				cs.LastTerminationState.Terminated = terminated(runtimeType, prev)
 			}
 		}
 	default:
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
 		if prev != nil {
-			cs.LastTerminationState.Terminated = terminated(prev)
+			cs.LastTerminationState.Terminated = terminated(runtimeType, prev)
 		}
 	}
 	return cs

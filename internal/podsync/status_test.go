@@ -237,3 +237,38 @@ func TestStatusFromRecordedExits(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusContainerIDs: container IDs in a status carry the runtime's
+// type as the kubelet writes them, Docker's when the runtime says none;
+// in the running, terminated and last-terminated states alike.
+func TestStatusContainerIDs(t *testing.T) {
+	pod := testPod(v1.RestartPolicyAlways, "app")
+	cs := []runtimeadapter.Container{inst(pod, "POD", 0, runtimeadapter.StateRunning, 0),
+		inst(pod, "app", 1, runtimeadapter.StateRunning, 0), inst(pod, "app", 0, runtimeadapter.StateExited, 3)}
+	plan := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(61e9), Backoff: policy, History: armed(cs, 300e9)})
+	for _, tc := range []struct{ runtimeType, want string }{
+		{"", "docker://"},
+		{"docker", "docker://"},
+		{"containerd", "containerd://"},
+		{"cri-o", "cri-o://"},
+	} {
+		st := StatusOn(tc.runtimeType, pod, cs, plan, Probes{})
+		c := st.ContainerStatuses[0]
+		lt := c.LastTerminationState.Terminated
+		if c.ContainerID != tc.want+"app-1" || lt == nil || lt.ContainerID != tc.want+"app-0" {
+			t.Errorf("runtime %q: containerID %q, last terminated %+v; want %sapp-1 and %sapp-0", tc.runtimeType, c.ContainerID, lt, tc.want, tc.want)
+		}
+	}
+	cs[1].State, cs[1].ExitCode = runtimeadapter.StateExited, 1
+	if st := StatusOn("containerd", pod, cs, plan, Probes{}); st.ContainerStatuses[0].State.Terminated == nil && st.ContainerStatuses[0].LastTerminationState.Terminated == nil ||
+		!strings.HasPrefix(terminatedID(st.ContainerStatuses[0]), "containerd://") {
+		t.Errorf("terminated state on containerd: %+v", st.ContainerStatuses[0])
+	}
+}
+
+func terminatedID(c v1.ContainerStatus) string {
+	if c.State.Terminated != nil {
+		return c.State.Terminated.ContainerID
+	}
+	return c.LastTerminationState.Terminated.ContainerID
+}

@@ -151,15 +151,29 @@ func TestVersionAndNetwork(t *testing.T) {
 	rt, _ := newRuntime(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	if typ := rt.RuntimeType(); typ != "" {
+		t.Errorf("RuntimeType = %q before the runtime answered", typ)
+	}
+	// A List learns the runtime's type, which pod statuses name container
+	// IDs with ("containerd://<id>", as the kubelet's).
+	if _, err := rt.List(ctx, runtimeadapter.ListOptions{Node: testimages.NodeName("t-cri-version")}); err != nil {
+		t.Fatal(err)
+	}
+	if typ := rt.RuntimeType(); typ != "containerd" {
+		t.Errorf("RuntimeType = %q after a List, want containerd", typ)
+	}
 	v, err := rt.Version(ctx)
-	if err != nil || !strings.Contains(v, "containerd") || !strings.Contains(v, "CRI v1") {
-		t.Errorf("Version = %q, %v", v, err)
+	if err != nil || !strings.HasPrefix(v, "containerd://1.") {
+		t.Errorf("Version = %q, %v; want containerd://<version>, as the kubelet's node info", v, err)
+	}
+	if api, err := rt.APIVersion(ctx); err != nil || api != "v1" {
+		t.Errorf("APIVersion = %q, %v; want v1", api, err)
 	}
 	if ready, why, err := rt.NetworkReady(ctx); err != nil || ready || why == "" {
 		t.Errorf("NetworkReady = %v, %q, %v; want false and the runtime's reason (no CNI)", ready, why, err)
 	}
 	served, err := rt.EventsSupported(ctx, time.Second)
-	if err != nil || served && strings.Contains(v, "1.6.") {
+	if err != nil || served && strings.HasPrefix(v, "containerd://1.6.") {
 		t.Errorf("EventsSupported = %v, %v on %s; containerd 1.6 answers Unimplemented", served, err, v)
 	}
 	if err := rt.Ping(ctx); err != nil {

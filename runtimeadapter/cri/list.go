@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,6 +24,11 @@ func (r *Runtime) List(ctx context.Context, opts runtimeadapter.ListOptions) (ru
 	}
 	if err := ctxErr(ctx, "list containers of node %s", opts.Node); err != nil {
 		return runtimeadapter.ListResult{}, err
+	}
+	if r.RuntimeType() == "" { // the type pod statuses name container IDs with
+		if _, err := r.version(ctx); err != nil {
+			return runtimeadapter.ListResult{}, fmt.Errorf("list containers of node %s: %w", opts.Node, err)
+		}
 	}
 	observed := time.Now()
 	sel := map[string]string{runtimeadapter.LabelNode: opts.Node}

@@ -56,6 +56,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -135,6 +136,8 @@ type Runtime struct {
 	// exits follows containerd's task events (Options.Containerd; nil:
 	// none; see exits.go).
 	exits *taskevents.Follower
+	// name is the runtime's name from its last Version (see RuntimeType).
+	name atomic.Pointer[string]
 }
 
 type cached struct {
@@ -148,6 +151,7 @@ var (
 	_ runtimeadapter.Execer       = (*Runtime)(nil)
 	_ runtimeadapter.LogSource    = (*Runtime)(nil)
 	_ runtimeadapter.ImageService = (*Runtime)(nil)
+	_ runtimeadapter.Typed        = (*Runtime)(nil)
 )
 
 // maxMsgSize bounds one gRPC message (a listing of many containers).
@@ -234,13 +238,20 @@ func (r *Runtime) Ping(ctx context.Context) error {
 	return err
 }
 
-// Version returns the runtime's name and version ("containerd 1.6.20").
+// Version returns the runtime's name and version as the kubelet shows a
+// node's container runtime: "containerd://1.6.20~ds1".
 func (r *Runtime) Version(ctx context.Context) (string, error) {
 	v, err := r.version(ctx)
 	if err != nil {
 		return "", err
 	}
-	return v.RuntimeName + " " + v.RuntimeVersion + " (CRI " + v.RuntimeApiVersion + ")", nil
+	return v.RuntimeName + "://" + v.RuntimeVersion, nil
+}
+
+// APIVersion returns the CRI version the runtime speaks ("v1").
+func (r *Runtime) APIVersion(ctx context.Context) (string, error) {
+	v, err := r.version(ctx)
+	return v.GetRuntimeApiVersion(), err
 }
 
 // RuntimeName is the runtime's name as CRI's Version gives it
@@ -250,10 +261,24 @@ func (r *Runtime) RuntimeName(ctx context.Context) (string, error) {
 	return v.GetRuntimeName(), err
 }
 
+// RuntimeType implements runtimeadapter.Typed: the runtime's name as its
+// last answer to CRI's Version gave it ("containerd": container IDs in
+// pod status read "containerd://<id>", as the kubelet's). List asks
+// Version until it has an answer, so it is known once a List succeeded.
+func (r *Runtime) RuntimeType() string {
+	if p := r.name.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 func (r *Runtime) version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
 	v, err := r.rs.Version(ctx, &runtimeapi.VersionRequest{})
 	if err != nil {
 		return nil, wrap(ctx, err, "CRI runtime %s: version", r.opts.Endpoint)
+	}
+	if n := v.GetRuntimeName(); n != "" {
+		r.name.Store(&n)
 	}
 	return v, nil
 }

@@ -65,6 +65,7 @@ var (
 	_ runtimeadapter.Runtime     = (*Runtime)(nil)
 	_ runtimeadapter.EventSource = (*Runtime)(nil)
 	_ runtimeadapter.ExitSource  = (*Runtime)(nil)
+	_ runtimeadapter.Typed       = (*Runtime)(nil)
 )
 
 // negotiateTimeout bounds the API version negotiation New makes.
@@ -185,6 +186,10 @@ func (r *Runtime) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// RuntimeType implements runtimeadapter.Typed: container IDs in pod
+// status read "docker://<id>".
+func (r *Runtime) RuntimeType() string { return "docker" }
 
 // Version returns the daemon's name and version as the kubelet shows a
 // node's container runtime: "docker://28.5.2".

@@ -60,7 +60,7 @@ func TestStartAdoptRemove(t *testing.T) {
 			return false
 		}
 		cs := pod.Status.ContainerStatuses[0]
-		return cs.Ready && strings.HasSuffix(cs.ContainerID, app.ID)
+		return cs.Ready && cs.ContainerID == "containerd://"+app.ID
 	})
 	// Two more relists: nothing recreated, nothing restarted.
 	a2.waitLog("actorlet running")

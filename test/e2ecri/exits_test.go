@@ -60,8 +60,10 @@ spec:
 	if lag := seen.Sub(term.FinishedAt.Time); lag > 10*time.Second {
 		t.Fatalf("the exit at %v reached the pod's status %v later: not through the task events", term.FinishedAt, lag)
 	}
-	app := strings.TrimPrefix(term.ContainerID, "containerd://")
-	app = strings.TrimPrefix(app, "docker://")
+	app, ok := strings.CutPrefix(term.ContainerID, "containerd://")
+	if !ok {
+		t.Errorf("the app's containerID %q: want containerd://<id>, as the kubelet's", term.ContainerID)
+	}
 
 	metrics, _ := get(t, api+"/metrics")
 	if !strings.Contains(metrics, `actorlet_pleg_exit_path{path="containerd"} 1`) {
