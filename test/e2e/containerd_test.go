@@ -19,23 +19,7 @@ import (
 // events, and says so.
 func TestContainerdExits(t *testing.T) {
 	testimages.RequireContainerd(t)
-	manifest := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: probed
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    image: %s
-    env:
-    - {name: TW_EXIT_AFTER, value: 4s}
-    - {name: TW_EXIT_CODE, value: "3"}
-    livenessProbe:
-      exec: {command: [/testworkload, check, --file, /]}
-      periodSeconds: 1
-`, testimages.TestWorkloadTag)
+	manifest := testimages.ProbedExitPod(false)
 	for _, tc := range []struct {
 		name, flag, path string
 	}{

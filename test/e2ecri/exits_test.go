@@ -21,25 +21,7 @@ import (
 // same topic, are never taken for deaths.
 func TestExitThroughTaskEvents(t *testing.T) {
 	e := newEnv(t, "t-cri-exits")
-	e.writeManifest("probed.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: probed
-spec:
-  hostNetwork: true
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    image: %s
-    env:
-    - {name: TW_EXIT_AFTER, value: 4s}
-    - {name: TW_EXIT_CODE, value: "3"}
-    livenessProbe:
-      exec: {command: [/testworkload, check, --file, /]}
-      periodSeconds: 1
-      failureThreshold: 100
-`, testimages.TestWorkloadTag))
+	e.writeManifest("probed.yaml", testimages.ProbedExitPod(true))
 	const relist = time.Minute
 	a := e.startAgent("agent", "--relist-period", relist.String(), "--log-level", "debug")
 	api := a.api()

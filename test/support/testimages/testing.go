@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -160,4 +161,31 @@ func RequireContainerd(t testing.TB) string {
 		t.Skipf("Docker's containerd not found, skipping: %v", err)
 	}
 	return addr
+}
+
+// ProbedExitPod is the manifest of pod probed (restartPolicy Never),
+// whose app exits 3 after 4 s while an exec liveness probe runs in it
+// every second, hostNetwork when asked (a runtime without CNI): the
+// workload of the tests that a death comes through containerd's task
+// events and a probe's exec exit never does.
+func ProbedExitPod(hostNetwork bool) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: probed
+spec:
+  hostNetwork: %t
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    env:
+    - {name: TW_EXIT_AFTER, value: 4s}
+    - {name: TW_EXIT_CODE, value: "3"}
+    livenessProbe:
+      exec: {command: [/testworkload, check, --file, /]}
+      periodSeconds: 1
+      failureThreshold: 100
+`, hostNetwork, TestWorkloadTag)
 }
