@@ -96,6 +96,31 @@ func (k *kube) run(args ...string) (string, string, int) {
 	return "", "", -1
 }
 
+// startKubectlAgent starts agent "agent" on e with a token and a
+// self-signed certificate, and returns it, a kubectl (bin) whose
+// kubeconfig uses both, and a directory for the test's files.
+func (e *env) startKubectlAgent(bin string) (*agent, *kube, string) {
+	t := e.t
+	t.Helper()
+	dir := t.TempDir()
+	certFile, keyFile := selfSignedPair(t, dir)
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.agentArgs = append(e.agentArgs, "--api-token-file", tokenFile, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+	a := e.startAgent("agent")
+	addr := a.waitLog(30*time.Second, "actorlet running").str("api")
+	k := &kube{t: t, bin: bin, home: t.TempDir()}
+	k.kubeconfig = filepath.Join(k.home, "kubeconfig")
+	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\n"+
+		"users:\n- name: u\n  user: {token: e2e-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n", addr)
+	if err := os.WriteFile(k.kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return a, k, dir
+}
+
 // words joins each line's white-space separated words with one space.
 func words(s string) string {
 	var lines []string
@@ -139,22 +164,7 @@ spec:
     - {name: TW_EXIT_AFTER, value: 2s}
     - {name: TW_EXIT_CODE, value: "1"}
 `, testimages.TestWorkloadTag))
-	dir := t.TempDir()
-	certFile, keyFile := selfSignedPair(t, dir)
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.agentArgs = []string{"--api-token-file", tokenFile, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile}
-	a := e.startAgent("agent")
-	addr := a.waitLog(30*time.Second, "actorlet running").str("api")
-	k := &kube{t: t, bin: bin, home: t.TempDir()}
-	k.kubeconfig = filepath.Join(k.home, "kubeconfig")
-	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\n"+
-		"users:\n- name: u\n  user: {token: e2e-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n", addr)
-	if err := os.WriteFile(k.kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a, k, dir := e.startKubectlAgent(bin)
 
 	// A watch from the start, to see crasher restart.
 	wctx, stopWatch := context.WithCancel(context.Background())
