@@ -4,16 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +15,7 @@ import (
 	"time"
 
 	"github.com/actorlet/actorlet/test/support/testimages"
+	"github.com/actorlet/actorlet/test/support/testpki"
 )
 
 // kubectlBin is the real kubectl: missing, the test fails under CI=true
@@ -37,29 +30,6 @@ func kubectlBin(t *testing.T) string {
 		t.Skipf("kubectl not installed: %v", err)
 	}
 	return p
-}
-
-// selfSignedPair writes a key pair for 127.0.0.1 into dir.
-func selfSignedPair(t *testing.T, dir string) (string, string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "actorlet"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }
 
 // kube runs kubectl against one agent with a kubeconfig of its own.
@@ -103,7 +73,8 @@ func (e *env) startKubectlAgent(bin string) (*agent, *kube, string) {
 	t := e.t
 	t.Helper()
 	dir := t.TempDir()
-	certFile, keyFile := selfSignedPair(t, dir)
+	ca := testpki.NewCA(t, "e2e-ca")
+	certFile, keyFile := testpki.WriteKeyPair(t, dir, "tls", ca.Issue(t, "actorlet", true))
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
 		t.Fatal(err)
