@@ -20,6 +20,7 @@ import (
 
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/internal/stats"
+	"github.com/actorlet/actorlet/test/support/rawhttp"
 	"github.com/actorlet/actorlet/test/support/testpki"
 )
 
@@ -262,29 +263,15 @@ func (statsFake) MachineInfo(context.Context) (stats.MachineInfo, error) {
 	return stats.MachineInfo{NumCores: 2, MemoryCapacity: 1 << 30}, nil
 }
 
-// rawGet sends target verbatim in the request line over TLS as c, so no
-// client library cleans or re-encodes it, and returns the status code.
+// rawGet sends target verbatim in the request line over TLS as c and
+// returns the status code.
 func (c cred) rawGet(t *testing.T, addr, target string) int {
 	t.Helper()
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, c.tlsConfig())
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: rawhttp.Timeout}, "tcp", addr, c.tlsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	var hdr strings.Builder
-	for k, vs := range c.header() {
-		fmt.Fprintf(&hdr, "%s: %s\r\n", k, vs[0])
-	}
-	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", target, addr, hdr.String()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("GET %s: %v", target, err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return rawhttp.Get(t, conn, target, c.header())
 }
 
 // The read-only surface is as hardened as /logs, endpoint by endpoint:
