@@ -46,10 +46,12 @@ type Result struct {
 	// CPU is the process's CPU time (user + system, server and client
 	// side) per request: what an answer costs whatever the load.
 	CPU time.Duration
+	// Wall is the timed requests' wall time, all together.
+	Wall time.Duration
 }
 
-// cpuTime is this process's user + system time so far.
-func cpuTime() time.Duration {
+// CPUTime is this process's user + system time so far.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -167,31 +169,10 @@ func Run(o Options) ([]Result, *report.Table, error) {
 
 	var results []Result
 	for _, path := range []string{"/stats/summary", "/metrics/resource"} {
-		var lat []time.Duration
-		size := 0
-		var cpu0 time.Duration
-		for i := range o.Requests + 10 { // the first 10 warm up
-			if i == 10 {
-				cpu0 = cpuTime()
-			}
-			t0 := time.Now()
-			resp, err := client.Get(srv.URL + path)
-			if err != nil {
-				return nil, nil, err
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			d := time.Since(t0)
-			if err != nil || resp.StatusCode != http.StatusOK {
-				return nil, nil, fmt.Errorf("GET %s: %s %v", path, resp.Status, err)
-			}
-			if i >= 10 {
-				lat = append(lat, d)
-			}
-			size = len(body)
+		r, err := Time(client, srv.URL, path, o.Requests)
+		if err != nil {
+			return nil, nil, err
 		}
-		r := Result{Path: path, Bytes: size, P50: report.Percentile(lat, 50), P99: report.Percentile(lat, 99), Max: report.Percentile(lat, 100),
-			CPU: (cpuTime() - cpu0) / time.Duration(o.Requests)}
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, "stats %s: p50 %s p99 %s, CPU %s per answer (load %s)\n", path, report.Ms(r.P50), report.Ms(r.P99), report.Ms(r.CPU), report.Load())
 		}
@@ -210,4 +191,36 @@ func Run(o Options) ([]Result, *report.Table, error) {
 	}
 	t.Notes = []string{fmt.Sprintf("GET over loopback HTTP, body read whole, %d requests after 10 of warm-up, one at a time. Each answer takes the running containers from the sampler's last listing (a fixed listing here; the agent's sampler lists Docker every --stats-interval, off the answer's path), reads 3 cgroup files per container (cpuacct.usage, memory.usage_in_bytes, memory.stat: kept open, one pread each) from a cgroup v1 fixture tree in %s (page-cached, as the kernel's own cgroup files are memory), 4 containers at a time, and encodes the answer; /metrics/resource does the same (without filesystems) and writes Prometheus text. The target is the p99. CPU per answer: this process's user + system time over the timed requests, divided by their number (the client's share included): what an answer costs whatever else runs. Load average at the end: %s.", o.Requests, os.TempDir(), report.Load())}
 	return results, t, nil
+}
+
+// Time GETs base+path with client requests times, one at a time, after 10
+// of warm-up, reading each body whole, and returns the latencies and this
+// process's CPU time per request.
+func Time(client *http.Client, base, path string, requests int) (Result, error) {
+	var lat []time.Duration
+	size := 0
+	var cpu0 time.Duration
+	var wall0 time.Time
+	for i := range requests + 10 { // the first 10 warm up
+		if i == 10 {
+			cpu0, wall0 = CPUTime(), time.Now()
+		}
+		t0 := time.Now()
+		resp, err := client.Get(base + path)
+		if err != nil {
+			return Result{}, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		d := time.Since(t0)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return Result{}, fmt.Errorf("GET %s: %s %v", path, resp.Status, err)
+		}
+		if i >= 10 {
+			lat = append(lat, d)
+		}
+		size = len(body)
+	}
+	return Result{Path: path, Bytes: size, P50: report.Percentile(lat, 50), P99: report.Percentile(lat, 99), Max: report.Percentile(lat, 100),
+		CPU: (CPUTime() - cpu0) / time.Duration(requests), Wall: time.Since(wall0)}, nil
 }

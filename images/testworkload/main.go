@@ -25,9 +25,12 @@
 // "testworkload mkdir --dir PATH" creates directory PATH (for seccomp
 // tests: the mkdirat(2) system call) and prints "mkdir PATH: ok" (exit 0), "mkdir PATH: EPERM" (exit
 // 13) or "mkdir PATH: <error>" (exit 1).
+// "testworkload tty" reports its terminal, for exec -it tests: see
+// ttyCommand.
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +42,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // sigs receives SIGTERM and SIGINT. It is set up during package
@@ -70,6 +75,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "mkdir" {
 		os.Exit(mkdirCommand(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "tty" {
+		os.Exit(ttyCommand(os.Stdin, os.Stdout))
 	}
 	cfg, err := parse(os.Args[1:])
 	if err != nil {
@@ -263,4 +271,48 @@ func allocate(mib int) []byte {
 		b[i] = 1
 	}
 	return b
+}
+
+// ttyCommand reports its terminal: "tty: stdin=<isatty> stdout=<isatty>
+// size=<cols>x<rows>" at start, "tty: resized size=<cols>x<rows>" on each
+// SIGWINCH, "tty: read <line>" for each line of input; the line "exit N"
+// ends it with status N, the end of input with 0.
+func ttyCommand(in, out *os.File) int {
+	winch := make(chan os.Signal, 4)
+	signal.Notify(winch, syscall.SIGWINCH) // before the first size: a resize is never missed
+	size := func() string {
+		ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ)
+		if err != nil {
+			return "none"
+		}
+		return fmt.Sprintf("%dx%d", ws.Col, ws.Row)
+	}
+	isatty := func(f *os.File) bool {
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		return err == nil
+	}
+	fmt.Fprintf(out, "tty: stdin=%t stdout=%t size=%s\n", isatty(in), isatty(out), size())
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+	}()
+	for {
+		select {
+		case <-winch:
+			fmt.Fprintf(out, "tty: resized size=%s\n", size())
+		case l, ok := <-lines:
+			if !ok {
+				return 0
+			}
+			fmt.Fprintf(out, "tty: read %s\n", l)
+			var code int
+			if n, _ := fmt.Sscanf(l, "exit %d", &code); n == 1 {
+				return code
+			}
+		}
+	}
 }

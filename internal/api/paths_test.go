@@ -2,13 +2,13 @@ package api
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/actorlet/actorlet/test/support/rawhttp"
 )
 
 // traversalCorpus is hostile request targets for /logs (and its
@@ -74,25 +74,15 @@ var traversalCorpus = []string{
 	"/logs/default/web/app?%zz",
 }
 
-// rawGet sends target verbatim as an HTTP/1.1 request line to addr, so no
-// client library cleans or re-encodes it, and returns the status code.
+// rawGet sends target verbatim in the request line to addr and returns
+// the status code.
 func rawGet(t *testing.T, addr, target string) int {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, waitTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(waitTimeout))
-	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("GET %s: %v", target, err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return rawhttp.Get(t, conn, target, nil)
 }
 
 func TestLogsTraversalCorpus(t *testing.T) {

@@ -2,21 +2,14 @@ package api
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/actorlet/actorlet/test/support/testpki"
 )
 
 // startServer starts s and shuts it down at the end of the test.
@@ -82,7 +75,7 @@ func TestServerStopsWithContext(t *testing.T) {
 
 func TestServerStartErrors(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := writeSelfSigned(t, dir)
+	certFile, keyFile := testpki.WriteKeyPair(t, dir, "tls", testpki.NewCA(t, "server-ca").Issue(t, "actorlet", true))
 	for name, opts := range map[string]Options{
 		"port out of range":  {Port: 70000},
 		"negative port":      {Port: -1},
@@ -106,65 +99,17 @@ func TestServerStartErrors(t *testing.T) {
 	}
 }
 
-// writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its
-// key into dir and returns their paths.
-func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "actorlet test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "PRIVATE KEY", keyDER)
-	return certFile, keyFile
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	data := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestServerTLSWithToken(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := writeSelfSigned(t, dir)
+	ca := testpki.NewCA(t, "server-ca")
+	certFile, keyFile := testpki.WriteKeyPair(t, dir, "tls", ca.Issue(t, "actorlet", true))
 	tokenFile := writeFile(t, "token", "tls-token")
 	s := NewServer(&fakeBackend{health: Health{OK: true}}, Options{
 		TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile,
 	})
 	addr := startServer(t, s)
 
-	certPEM, err := os.ReadFile(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(certPEM) {
-		t.Fatal("bad test certificate")
-	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
 	defer client.CloseIdleConnections()
 
 	do := func(url, token string) (int, error) {
@@ -189,7 +134,7 @@ func TestServerTLSWithToken(t *testing.T) {
 		t.Errorf("plain HTTP to the TLS port: %d, want 400 or an error", code)
 	}
 	// A client that does not trust the certificate fails the handshake.
-	_, err = http.Get("https://" + addr + "/healthz")
+	_, err := http.Get("https://" + addr + "/healthz")
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("untrusted certificate: %v", err)
 	}

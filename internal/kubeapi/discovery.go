@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"runtime"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -41,10 +42,18 @@ func (h *Handler) resources() []metav1.APIResource {
 	return out
 }
 
-// discovery serves /api, /api/v1, /apis and /version. kubectl asks for
+// discoveryPaths are the documents discovery serves.
+var discoveryPaths = map[string]bool{"/api": true, "/api/v1": true, "/apis": true, "/version": true, "/openapi/v3": true, "/openapi/v3/api/v1": true}
+
+// discovery serves /api, /api/v1, /apis, /version and /openapi/v3, to GET
+// only (405 for any other method, as the API server). kubectl asks for
 // aggregated discovery first and falls back to these legacy documents when
 // the answer is plain application/json.
 func (h *Handler) discovery(w http.ResponseWriter, r *http.Request, path string) bool {
+	if discoveryPaths[path] && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeStatus(w, errMethod(strings.ToLower(r.Method), path))
+		return true
+	}
 	switch path {
 	case "/api":
 		writeObject(w, http.StatusOK, &metav1.APIVersions{

@@ -28,6 +28,9 @@ type fakeBackend struct {
 	logs    map[string]string // ns/pod/container → text
 	logCall []string
 	pushed  []*v1.Pod // from an apipods.Source's updates
+	execs   []string  // the commands Exec ran
+	// followLog, when set, is the stream a follow of any log gets.
+	followLog io.ReadCloser
 }
 
 // setPushed takes a pushed-pods update as the node would: each pod runs on
@@ -82,6 +85,9 @@ func (f *fakeBackend) Logs(ctx context.Context, ns, pod, ctr string, previous bo
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.logCall = append(f.logCall, fmt.Sprintf("%s/%s/%s previous=%v follow=%v tail=%d ts=%v", ns, pod, ctr, previous, opts.Follow, opts.TailLines, opts.Timestamps))
+	if f.followLog != nil && opts.Follow {
+		return f.followLog, nil
+	}
 	text, ok := f.logs[ns+"/"+pod+"/"+ctr]
 	if !ok {
 		return nil, fmt.Errorf("container %s of pod %s/%s: %w", ctr, ns, pod, api.ErrNotFound)
@@ -128,6 +134,9 @@ func crashing(p *v1.Pod, n int32, t time.Time) *v1.Pod {
 // Exec fakes a few commands: echo ARGS, exit N, cat (stdin to stdout) and
 // tty (says whether it has one, then waits for a resize and prints it).
 func (f *fakeBackend) Exec(ctx context.Context, ns, pod, ctr string, cmd []string, s runtimeadapter.ExecStreams) (int, error) {
+	f.mu.Lock()
+	f.execs = append(f.execs, strings.Join(cmd, " "))
+	f.mu.Unlock()
 	out := s.Stdout
 	if out == nil {
 		out = io.Discard

@@ -384,34 +384,54 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, res resource, ns, 
 	return nil
 }
 
-// list serves a list, or its Table.
+// list serves a list, or its Table, whole or a page of it: with limit,
+// at most that many objects and a continue token when more are left;
+// with continue, the next page of the same list (the objects as they were
+// at its resourceVersion, rebuilt from the store's history; 410 Expired
+// once that history is gone), as the API server pages from etcd.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request, res resource, q listQuery) error {
-	if err := h.refresh(r.Context()); err != nil {
-		return err
+	var objs []runtime.Object
+	var rv uint64
+	if q.cont.RV != 0 {
+		var ok bool
+		if objs, ok = h.store.listAt(res, q.cont.RV); !ok {
+			return errContinueExpired()
+		}
+		rv = q.cont.RV
+	} else {
+		if err := h.refresh(r.Context()); err != nil {
+			return err
+		}
+		objs, rv = h.store.list(res)
 	}
-	objs, rv := h.store.list(res)
 	matched := make([]runtime.Object, 0, len(objs))
 	for _, o := range objs {
-		if q.matches(res, o) {
+		if (q.cont.RV == 0 || keyOf(o) > q.cont.Start) && q.matches(res, o) {
 			matched = append(matched, o)
 		}
+	}
+	lm := metav1.ListMeta{ResourceVersion: fmt.Sprint(rv)}
+	if q.limit > 0 && int64(len(matched)) > q.limit {
+		rest := int64(len(matched)) - q.limit
+		matched = matched[:q.limit]
+		lm.Continue = continueToken{RV: rv, Start: keyOf(matched[len(matched)-1])}.encode()
+		lm.RemainingItemCount = &rest
 	}
 	if wantsTable(r) {
 		t, err := h.table(res, matched, r.URL.Query().Get("includeObject"))
 		if err != nil {
 			return err
 		}
-		t.ResourceVersion = fmt.Sprint(rv)
+		t.ListMeta = lm
 		writeTable(w, t)
 		return nil
 	}
-	writeObject(w, http.StatusOK, listObject(res, matched, rv))
+	writeObject(w, http.StatusOK, listObject(res, matched, lm))
 	return nil
 }
 
 // listObject builds a PodList, EventList or NodeList.
-func listObject(res resource, objs []runtime.Object, rv uint64) runtime.Object {
-	lm := metav1.ListMeta{ResourceVersion: fmt.Sprint(rv)}
+func listObject(res resource, objs []runtime.Object, lm metav1.ListMeta) runtime.Object {
 	switch res {
 	case resPods:
 		l := &v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, ListMeta: lm, Items: make([]v1.Pod, 0, len(objs))}

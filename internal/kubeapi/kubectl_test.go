@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/internal/api"
 	"github.com/actorlet/actorlet/messages"
@@ -157,4 +160,72 @@ func TestKubectlWatchSeesRestart(t *testing.T) {
 	expect("web 1/1 Running 0 60m")
 	fb.setPods(crashing(web, 1, t0.Add(time.Hour-10*time.Second)))
 	expect("web 0/1 CrashLoopBackOff 1 (10s ago) 60m")
+}
+
+// Lists are paged with limit and continue: kubectl get --chunk-size pages
+// through them (and prints every pod once); the pages are of one list,
+// unchanged by changes made between them; a token whose list can no
+// longer be rebuilt is 410 Expired, one this server never gave 400.
+func TestListPages(t *testing.T) {
+	kubectlPath(t)
+	fb := &fakeBackend{health: api.Health{OK: true}}
+	var pods []*v1.Pod
+	for _, n := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		pods = append(pods, runningPod("default", n, nil))
+	}
+	fb.setPods(pods...)
+	srv, _ := serve(t, fb, func(o *Options) { o.History = 3 })
+
+	out, errOut, code := kubectl(t, srv.URL, "get", "pods", "--chunk-size=2", "-o", "name", "-v=6")
+	if code != 0 || out != "pod/p1\npod/p2\npod/p3\npod/p4\npod/p5\n" || strings.Count(errOut, "continue=") != 2 {
+		t.Fatalf("get pods --chunk-size=2: exit %d, %q, %d continued requests in\n%s", code, out, strings.Count(errOut, "continue="), errOut)
+	}
+	out, errOut, code = kubectl(t, srv.URL, "get", "pods", "--chunk-size=2", "-v=6") // Tables, paged
+	if w := tableWords(out); code != 0 || strings.Count(errOut, "continue=") != 2 || !strings.HasPrefix(w, "NAME READY STATUS RESTARTS AGE\np1 1/1 Running 0") ||
+		strings.Count(w, "\n") != 5 || !strings.HasPrefix(w[strings.LastIndex(w, "\n")+1:], "p5 1/1 Running") {
+		t.Fatalf("get pods --chunk-size=2 (Table): exit %d, %q, %d continued requests in\n%s", code, out, strings.Count(errOut, "continue="), errOut)
+	}
+
+	page := func(query string) (v1.PodList, int) {
+		t.Helper()
+		code, body := do(t, "GET", srv.URL+"/api/v1/namespaces/default/pods?"+query, "")
+		var l v1.PodList
+		if code == 200 {
+			l = decodeAs[v1.PodList](t, body)
+		}
+		return l, code
+	}
+	names := func(l v1.PodList) string {
+		var out []string
+		for _, p := range l.Items {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	first, _ := page("limit=2")
+	if names(first) != "p1 p2" || first.Continue == "" || first.RemainingItemCount == nil || *first.RemainingItemCount != 3 {
+		t.Fatalf("first page: %s, continue %q, remaining %v", names(first), first.Continue, first.RemainingItemCount)
+	}
+	// p3 goes and p6 comes between the pages: the next pages are of the
+	// first page's list still.
+	fb.setPods(append(append([]*v1.Pod{}, pods[:2]...), append(pods[3:], runningPod("default", "p6", nil))...)...)
+	if _, code := page(""); code != 200 { // a list refreshes the store: the change is recorded
+		t.Fatalf("list: %d", code)
+	}
+	second, _ := page("limit=2&continue=" + first.Continue)
+	third, _ := page("limit=2&continue=" + second.Continue)
+	if names(second) != "p3 p4" || names(third) != "p5" || third.Continue != "" || second.ResourceVersion != first.ResourceVersion {
+		t.Fatalf("next pages: %q (rv %s), %q (continue %q); want p3 p4, then p5 and no continue, at rv %s",
+			names(second), second.ResourceVersion, names(third), third.Continue, first.ResourceVersion)
+	}
+	for i := range 3 { // more changes than the history of 3 keeps
+		fb.setPods(runningPod("default", fmt.Sprint("q", i), nil))
+		page("")
+	}
+	if _, code := page("limit=2&continue=" + second.Continue); code != 410 {
+		t.Errorf("continue after the history is gone: %d, want 410", code)
+	}
+	if _, code := page("limit=2&continue=bm90LWEtdG9rZW4"); code != 400 {
+		t.Errorf("a continue this server never gave: %d, want 400", code)
+	}
 }

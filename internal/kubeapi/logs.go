@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -108,6 +109,11 @@ func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, ns, name string
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	// The headers go at once, as /logs sends them: a follow of a quiet
+	// container is answered, not left waiting for its first line.
+	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil // the client has gone
+	}
 	var src io.Reader = rc
 	if q.limitBytes > 0 {
 		src = io.LimitReader(rc, q.limitBytes)

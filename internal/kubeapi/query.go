@@ -1,6 +1,8 @@
 package kubeapi
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"net/url"
@@ -27,6 +29,9 @@ type listQuery struct {
 	bookmarks       bool
 	initialEvents   bool
 	timeout         time.Duration
+	// limit > 0 pages a list; cont continues one (see page).
+	limit int64
+	cont  continueToken
 }
 
 // fieldsOf returns the fields an object of res can be selected by, the
@@ -84,12 +89,21 @@ func selectable(res resource) fields.Set {
 }
 
 // parseListQuery reads labelSelector, fieldSelector, watch,
-// resourceVersion, allowWatchBookmarks, sendInitialEvents and
-// timeoutSeconds. limit and continue are accepted and ignored: every list
-// is answered whole (a node holds at most a few hundred objects).
+// resourceVersion, allowWatchBookmarks, sendInitialEvents, timeoutSeconds,
+// limit and continue (a watch ignores the last two, as the API server).
 func parseListQuery(v url.Values, res resource) (listQuery, error) {
 	q := listQuery{label: labels.Everything(), field: fields.Everything()}
 	var err error
+	if s := v.Get("limit"); s != "" {
+		if q.limit, err = strconv.ParseInt(s, 10, 64); err != nil || q.limit < 0 {
+			return q, errBadRequest("invalid limit %q: want an integer ≥ 0", s)
+		}
+	}
+	if s := v.Get("continue"); s != "" {
+		if q.cont, err = decodeContinue(s); err != nil {
+			return q, err
+		}
+	}
 	if s := v.Get("labelSelector"); s != "" {
 		if q.label, err = labels.Parse(s); err != nil {
 			return q, errBadRequest("unable to parse requirement: %v", err)
@@ -208,4 +222,36 @@ func wantsTable(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// continueToken is a paged list's place: the version the list is of and
+// the key of the last object sent (the API server's token has the same
+// two fields).
+type continueToken struct {
+	RV    uint64 `json:"rv"`
+	Start string `json:"start"`
+}
+
+func (c continueToken) encode() string {
+	data, _ := json.Marshal(c) // a number and a string always encode
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeContinue(s string) (continueToken, error) {
+	var c continueToken
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil || c.RV == 0 || c.Start == "" {
+		return continueToken{}, errBadRequest("invalid continue %q: not a token this server gave", s)
+	}
+	return c, nil
+}
+
+// errContinueExpired is the API server's 410 for a continue token whose
+// list can no longer be rebuilt.
+func errContinueExpired() *statusError {
+	return newStatus(http.StatusGone, metav1.StatusReasonExpired, nil,
+		"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 }

@@ -29,7 +29,8 @@ type change struct {
 	typ watch.EventType
 	key string // namespace/name
 	obj runtime.Object
-	// prev is a modified object's state before the change.
+	// prev is the state before the change of a modified or deleted
+	// object (with its own resourceVersion).
 	prev runtime.Object
 	rv   uint64
 }
@@ -150,7 +151,7 @@ func (s *store) sync(res resource, objs []runtime.Object) []change {
 		s.rv++
 		last := e.obj.DeepCopyObject()
 		setRV(last, s.rv)
-		out = append(out, s.record(change{res: res, typ: watch.Deleted, key: k, obj: last, rv: s.rv}))
+		out = append(out, s.record(change{res: res, typ: watch.Deleted, key: k, obj: last, prev: e.obj, rv: s.rv}))
 	}
 	for _, k := range keys {
 		o := next[k]
@@ -189,17 +190,51 @@ func (s *store) record(c change) change {
 func (s *store) list(res resource) ([]runtime.Object, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.objs[res]
-	keys := make([]string, 0, len(cur))
-	for k := range cur {
+	cur := make(map[string]runtime.Object, len(s.objs[res]))
+	for k, e := range s.objs[res] {
+		cur[k] = e.obj
+	}
+	return sortedByKey(cur), s.rv
+}
+
+// listAt returns res's objects as they were at version rv, sorted by key:
+// the current set with the later changes undone, newest first (an
+// addition removed, a modification or deletion put back to its state
+// before). ok is false when changes after rv are no longer kept, or rv is
+// not a version the store has reached.
+func (s *store) listAt(res resource, rv uint64) (_ []runtime.Object, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rv < s.oldest || rv > s.rv {
+		return nil, false
+	}
+	state := make(map[string]runtime.Object, len(s.objs[res]))
+	for k, e := range s.objs[res] {
+		state[k] = e.obj
+	}
+	for i := len(s.history) - 1; i >= 0 && s.history[i].rv > rv; i-- {
+		switch c := s.history[i]; {
+		case c.res != res:
+		case c.typ == watch.Added:
+			delete(state, c.key)
+		default:
+			state[c.key] = c.prev
+		}
+	}
+	return sortedByKey(state), true
+}
+
+func sortedByKey(m map[string]runtime.Object) []runtime.Object {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	out := make([]runtime.Object, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, cur[k].obj)
+		out = append(out, m[k])
 	}
-	return out, s.rv
+	return out
 }
 
 // get returns one object of res.

@@ -92,3 +92,41 @@ func TestStoreSinceAndExpiry(t *testing.T) {
 		t.Fatalf("pods since 6 = %d changes, want 0 (the change was an event's)", len(got))
 	}
 }
+
+// listAt rebuilds a past version's set from the current one and the
+// history: additions, modifications, replacements and deletions undone.
+func TestStoreListAt(t *testing.T) {
+	s := newStore(4, 100)
+	s.sync(resPods, []runtime.Object{pod("a", "u-a", "Running"), pod("b", "u-b", "Pending")}) // 101, 102
+	s.sync(resEvents, []runtime.Object{&v1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e1"}}})
+	s.sync(resPods, []runtime.Object{pod("b", "u-b", "Running"), pod("c", "u-c", "Pending")})  // a deleted 104, b modified 105, c added 106
+	s.sync(resPods, []runtime.Object{pod("b", "u-b2", "Pending"), pod("c", "u-c", "Pending")}) // b replaced 107, 108
+	show := func(objs []runtime.Object) string {
+		var out []string
+		for _, o := range objs {
+			p := o.(*v1.Pod)
+			out = append(out, fmt.Sprintf("%s %s %s@%s", p.Name, p.UID, p.Status.Phase, p.ResourceVersion))
+		}
+		return fmt.Sprint(out)
+	}
+	for _, c := range []struct {
+		rv   uint64
+		want string // "expired" when it cannot be rebuilt
+	}{
+		{108, "[b u-b2 Pending@108 c u-c Pending@106]"},
+		{106, "[b u-b Running@105 c u-c Pending@106]"},
+		{105, "[b u-b Running@105]"},
+		{104, "[b u-b Pending@102]"},
+		{103, "expired"}, // history of 4 keeps 105..108: change 104 is gone
+		{109, "expired"}, // not reached
+	} {
+		objs, ok := s.listAt(resPods, c.rv)
+		got := show(objs)
+		if !ok {
+			got = "expired"
+		}
+		if got != c.want {
+			t.Errorf("listAt(%d) = %s, want %s", c.rv, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package kubeapi
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,37 +19,58 @@ import (
 
 const testToken = "s3cret-token"
 
-// serveWrites serves the API over HTTPS with a token and pods pushed to an
-// apipods.Source that feeds fb as the node would. It returns the URL and
-// the source's directory.
+// serveWrites serves the API over HTTPS with a token (over HTTP without
+// one when auth is false) and pods pushed to an apipods.Source that feeds
+// fb as the node would. It returns the URL and the source's directory.
 func serveWrites(t *testing.T, fb *fakeBackend, auth bool) (string, string) {
 	t.Helper()
-	return serve2(t, fb, fb, auth)
+	return serve2(t, fb, fb, serveOpts{token: auth})
 }
 
 // serveWritesOver is serveWrites (with a token) over a Backend wrapping fb.
 func serveWritesOver(t *testing.T, b Backend, fb *fakeBackend) (string, string) {
 	t.Helper()
-	return serve2(t, b, fb, true)
+	return serve2(t, b, fb, serveOpts{token: true})
 }
 
-func serve2(t *testing.T, b Backend, fb *fakeBackend, auth bool) (string, string) {
+// serveOpts are a test server's authentication and extra endpoints.
+type serveOpts struct {
+	token    bool         // --api-token-file holding testToken
+	clientCA []byte       // --client-ca-file (PEM); the server asks for client certificates
+	metrics  http.Handler // /metrics
+}
+
+// serve2 serves the Kubernetes API over b and the node's API (internal/api)
+// over b too; fb receives the pushed pods. The server is HTTPS when a
+// token or a client CA is configured, as kubectl sends a token only over
+// HTTPS.
+func serve2(t *testing.T, b Backend, fb *fakeBackend, so serveOpts) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "node-1.api-pods")
 	src := apipods.New(dir, "node-1")
 	ctx, cancel := context.WithCancel(context.Background())
 	h := New(b, Options{NodeName: "node-1", Resync: 10 * time.Millisecond, Now: func() time.Time { return t0.Add(time.Hour) }, Context: ctx, Pushed: src})
-	opts := api.Options{Kube: h}
-	if auth {
+	opts := api.Options{Kube: h, Metrics: so.metrics}
+	if so.token {
 		opts.TokenFile = filepath.Join(t.TempDir(), "token")
 		if err := os.WriteFile(opts.TokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewUnstartedServer(api.New(fb, opts))
-	if auth {
-		srv.StartTLS() // kubectl sends a token only over HTTPS
-	} else {
+	if so.clientCA != nil {
+		opts.ClientCAFile = filepath.Join(t.TempDir(), "clients.pem")
+		if err := os.WriteFile(opts.ClientCAFile, so.clientCA, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewUnstartedServer(api.New(b, opts))
+	switch {
+	case so.clientCA != nil:
+		srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert} // as api.Server: checked by the handler
+		srv.StartTLS()
+	case so.token:
+		srv.StartTLS()
+	default:
 		srv.Start()
 	}
 	done := make(chan struct{}, 2)

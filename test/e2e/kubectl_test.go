@@ -4,16 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +15,7 @@ import (
 	"time"
 
 	"github.com/actorlet/actorlet/test/support/testimages"
+	"github.com/actorlet/actorlet/test/support/testpki"
 )
 
 // kubectlBin is the real kubectl: missing, the test fails under CI=true
@@ -37,29 +30,6 @@ func kubectlBin(t *testing.T) string {
 		t.Skipf("kubectl not installed: %v", err)
 	}
 	return p
-}
-
-// selfSignedPair writes a key pair for 127.0.0.1 into dir.
-func selfSignedPair(t *testing.T, dir string) (string, string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "actorlet"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }
 
 // kube runs kubectl against one agent with a kubeconfig of its own.
@@ -94,6 +64,32 @@ func (k *kube) run(args ...string) (string, string, int) {
 	}
 	k.t.Fatalf("kubectl %v: %v", args, err)
 	return "", "", -1
+}
+
+// startKubectlAgent starts agent "agent" on e with a token and a
+// self-signed certificate, and returns it, a kubectl (bin) whose
+// kubeconfig uses both, and a directory for the test's files.
+func (e *env) startKubectlAgent(bin string) (*agent, *kube, string) {
+	t := e.t
+	t.Helper()
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "e2e-ca")
+	certFile, keyFile := testpki.WriteKeyPair(t, dir, "tls", ca.Issue(t, "actorlet", true))
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.agentArgs = append(e.agentArgs, "--api-token-file", tokenFile, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+	a := e.startAgent("agent")
+	addr := a.waitLog(30*time.Second, "actorlet running").str("api")
+	k := &kube{t: t, bin: bin, home: t.TempDir()}
+	k.kubeconfig = filepath.Join(k.home, "kubeconfig")
+	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\n"+
+		"users:\n- name: u\n  user: {token: e2e-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n", addr)
+	if err := os.WriteFile(k.kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return a, k, dir
 }
 
 // words joins each line's white-space separated words with one space.
@@ -139,22 +135,7 @@ spec:
     - {name: TW_EXIT_AFTER, value: 2s}
     - {name: TW_EXIT_CODE, value: "1"}
 `, testimages.TestWorkloadTag))
-	dir := t.TempDir()
-	certFile, keyFile := selfSignedPair(t, dir)
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.agentArgs = []string{"--api-token-file", tokenFile, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile}
-	a := e.startAgent("agent")
-	addr := a.waitLog(30*time.Second, "actorlet running").str("api")
-	k := &kube{t: t, bin: bin, home: t.TempDir()}
-	k.kubeconfig = filepath.Join(k.home, "kubeconfig")
-	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\n"+
-		"users:\n- name: u\n  user: {token: e2e-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n", addr)
-	if err := os.WriteFile(k.kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a, k, dir := e.startKubectlAgent(bin)
 
 	// A watch from the start, to see crasher restart.
 	wctx, stopWatch := context.WithCancel(context.Background())

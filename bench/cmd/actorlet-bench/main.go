@@ -12,6 +12,8 @@
 //	idle      idle CPU of the actorlet binary with 100 pods, events on/off
 //	stats     time to answer /stats/summary and /metrics/resource, 110 pods
 //	          (fixture cgroups, fake listing)
+//	stats-docker  time to answer /stats/summary, 110 pods on Docker,
+//	          against Docker's one-shot stats of the same containers
 //
 // Usage (from the repository; `make bench` runs it all):
 //
@@ -46,7 +48,7 @@ import (
 	"github.com/actorlet/actorlet/bench/statsbench"
 )
 
-var all = []string{"relist", "pipeline", "detect", "restart", "start", "idle", "stats"}
+var all = []string{"relist", "pipeline", "detect", "restart", "start", "idle", "stats", "stats-docker"}
 
 func main() {
 	// Sample the heap finely enough to attribute a pod's few kilobytes to
@@ -151,6 +153,13 @@ func run(args []string) error {
 			}
 			_, t, err = statsbench.Run(statsbench.Options{Requests: requests, Log: log})
 			tables = []*report.Table{t}
+		case "stats-docker":
+			var e *dockerbench.Env
+			if e, err = dockerEnv(); err == nil {
+				var t *report.Table
+				t, err = e.RunStats(dockerbench.DefaultStatsOptions(*quick))
+				tables = []*report.Table{t}
+			}
 		default:
 			var e *dockerbench.Env
 			if e, err = dockerEnv(); err == nil {
