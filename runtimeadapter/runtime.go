@@ -117,6 +117,10 @@ type ContainerSpec struct {
 	// User runs the container's processes as "uid" or "uid:gid"; "" keeps
 	// the image's user.
 	User string
+	// GroupAdd are supplemental groups (GIDs) of the container's
+	// processes, beside those the image's /etc/group gives its user (the
+	// pod's fsGroup, then supplementalGroups: Kubernetes' Merge policy).
+	GroupAdd []int64
 	// ReadOnlyRootfs mounts the container's root filesystem read-only.
 	ReadOnlyRootfs bool
 	// Privileged gives the container every capability and the host's

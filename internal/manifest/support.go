@@ -61,15 +61,16 @@ type fieldRule struct {
 }
 
 const (
-	notSupported   = "not supported by actorlet"
-	notAllowed     = "not allowed on this node"
-	whyIgnored     = "ignored by actorlet"
-	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
-	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
-	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
-	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
-	whyProjection  = "only downwardAPI, configMap and secret sources are projected"
-	whyEnvSource   = "only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"
+	notSupported    = "not supported by actorlet"
+	notAllowed      = "not allowed on this node"
+	whyIgnored      = "ignored by actorlet"
+	whyHookTCP      = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
+	whyScheduling   = "ignored by actorlet: static pods are not scheduled"
+	whyTermMessage  = "ignored by actorlet: termination messages are not read yet"
+	whyVolumeKind   = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
+	whyProjection   = "only downwardAPI, configMap and secret sources are projected"
+	whyStrictGroups = "only Merge: Docker always adds the groups the image's /etc/group gives the container's user"
+	whyEnvSource    = "only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -177,14 +178,21 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.securityContext.runAsUser", support: supported},
 	{scope: podScope, path: "spec.securityContext.runAsGroup", support: supported},
 	{scope: podScope, path: "spec.securityContext.runAsNonRoot", support: supported},
-	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: rejected},
-	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
-	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
+	// supplementalGroups and fsGroup: every container's supplemental
+	// groups (IDs checked in validateSecurity); fsGroup also owns the
+	// volumes actorlet makes (emptyDir on disk, downwardAPI, configMap,
+	// secret, projected), as the kubelet's SetVolumeOwnership.
+	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: supported},
+	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, why: whyStrictGroups, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
+	{scope: podScope, path: "spec.securityContext.fsGroup", support: supported},
 	{scope: podScope, path: "spec.securityContext.sysctls", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seLinuxOptions", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
 	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
-	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: ignored, why: whyIgnored},
+	// Both policies give the same result on the volumes actorlet owns: it
+	// makes each of them (every file in it is its own or made after) and
+	// gives it to the fsGroup then, and after each write.
+	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: supported},
 	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
 

@@ -400,6 +400,12 @@ func validateSecurity(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	pp := p.Child("securityContext")
 	addAll(validateIDs(psc.RunAsUser, psc.RunAsGroup, pp))
+	for i, g := range psc.SupplementalGroups {
+		addAll(invalid(pp.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g)))
+	}
+	if psc.FSGroup != nil {
+		addAll(invalid(pp.Child("fsGroup"), *psc.FSGroup, validation.IsValidGroupID(*psc.FSGroup)))
+	}
 
 	for _, pc := range podContainers(spec, p) {
 		sc := pc.c.SecurityContext

@@ -351,8 +351,21 @@ func TestValidateRun(t *testing.T) {
 			wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not allowed on this node"}},
 		{name: "procMount Unmasked", mutate: setSC(&v1.SecurityContext{ProcMount: ptr(v1.UnmaskedProcMount)}),
 			wantErrs: []string{"spec.containers[0].securityContext.procMount: Forbidden: not supported by actorlet"}},
-		{name: "supplementalGroups", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5} },
-			wantErrs: []string{"spec.securityContext.supplementalGroups: Forbidden: not supported by actorlet"}},
+		{name: "supplementalGroups", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5} }},
+		{name: "supplementalGroups invalid", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5, -1} },
+			wantErrs: []string{"spec.securityContext.supplementalGroups[1]: Invalid value: -1"}},
+		{name: "supplementalGroupsPolicy Merge", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SupplementalGroupsPolicy = ptr(v1.SupplementalGroupsPolicyMerge)
+		}},
+		{name: "supplementalGroupsPolicy Strict", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SupplementalGroupsPolicy = ptr(v1.SupplementalGroupsPolicyStrict)
+		}, wantErrs: []string{"spec.securityContext.supplementalGroupsPolicy: Forbidden: not supported by actorlet: only Merge: Docker always adds the groups"}},
+		{name: "fsGroup and fsGroupChangePolicy", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.FSGroup = ptr(int64(2000))
+			p.Spec.SecurityContext.FSGroupChangePolicy = ptr(v1.FSGroupChangeOnRootMismatch)
+		}},
+		{name: "fsGroup invalid", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.FSGroup = ptr(int64(-2)) },
+			wantErrs: []string{"spec.securityContext.fsGroup: Invalid value: -2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

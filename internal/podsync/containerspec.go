@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -185,7 +186,8 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //     quota per 100 ms period (at least 1 ms), requests.cpu (else
 //     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
 //   - securityContext (the container's, else the pod's runAsUser and
-//     runAsGroup): user "uid[:gid]", readOnlyRootFilesystem, privileged
+//     runAsGroup): user "uid[:gid]", the pod's fsGroup and
+//     supplementalGroups as supplemental groups (see supplementalGroups), readOnlyRootFilesystem, privileged
 //     (opts.AllowPrivileged only), capabilities add/drop,
 //     allowPrivilegeEscalation: false → no-new-privileges.
 //
@@ -284,6 +286,7 @@ func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeada
 		}
 		s.Privileged = true
 	}
+	s.GroupAdd = supplementalGroups(psc)
 	s.ReadOnlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 	s.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
 	if caps := sc.Capabilities; caps != nil {
@@ -300,4 +303,21 @@ func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeada
 	}
 	s.AppArmor, err = appArmorProfile(pod, c)
 	return err
+}
+
+// supplementalGroups are the groups the kubelet adds to every container's
+// processes: the pod's fsGroup, then its supplementalGroups, each once.
+// The runtime adds those the image's /etc/group gives the user
+// (supplementalGroupsPolicy Merge; Strict is refused at validation).
+func supplementalGroups(psc v1.PodSecurityContext) []int64 {
+	var out []int64
+	if psc.FSGroup != nil {
+		out = append(out, *psc.FSGroup)
+	}
+	for _, g := range psc.SupplementalGroups {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }

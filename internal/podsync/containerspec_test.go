@@ -435,10 +435,11 @@ func TestAppSpecSecurity(t *testing.T) {
 		User                                  string
 		ReadOnlyRootfs, Privileged, NoNewPriv bool
 		CapAdd, CapDrop                       []string
+		GroupAdd                              []int64
 	}
 	want := func(w sec) func(*testing.T, runtimeadapter.ContainerSpec) {
 		return func(t *testing.T, s runtimeadapter.ContainerSpec) {
-			got := sec{s.User, s.ReadOnlyRootfs, s.Privileged, s.NoNewPrivileges, s.CapAdd, s.CapDrop}
+			got := sec{s.User, s.ReadOnlyRootfs, s.Privileged, s.NoNewPrivileges, s.CapAdd, s.CapDrop, s.GroupAdd}
 			if !reflect.DeepEqual(got, w) {
 				t.Errorf("security %+v, want %+v", got, w)
 			}
@@ -457,6 +458,17 @@ func TestAppSpecSecurity(t *testing.T) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To(int64(1)), RunAsGroup: ptr.To(int64(2))}
 			c.SecurityContext = &v1.SecurityContext{RunAsUser: ptr.To(int64(10))}
 		}, check: want(sec{User: "10:2"})},
+		// The kubelet's order: fsGroup first, then supplementalGroups.
+		{name: "supplementalGroups", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To(int64(1000)), SupplementalGroups: []int64{4000, 4001}}
+		}, check: want(sec{User: "1000", GroupAdd: []int64{4000, 4001}})},
+		{name: "fsGroup", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To(int64(2000))}
+		}, check: want(sec{GroupAdd: []int64{2000}})},
+		{name: "fsGroup then supplementalGroups, each once", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To(int64(2000)), SupplementalGroups: []int64{4000, 2000},
+				SupplementalGroupsPolicy: ptr.To(v1.SupplementalGroupsPolicyMerge)}
+		}, check: want(sec{GroupAdd: []int64{2000, 4000}})},
 		{name: "runAsGroup alone", mutate: sc(&v1.SecurityContext{RunAsGroup: ptr.To(int64(3000))}),
 			wantErr: "securityContext.runAsGroup 3000 needs runAsUser"},
 		{name: "readOnlyRootFilesystem", mutate: sc(&v1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}), check: want(sec{ReadOnlyRootfs: true})},

@@ -151,6 +151,8 @@ func containerConfig(spec runtimeadapter.ContainerSpec, network, seccompPath str
 		Privileged:     spec.Privileged,
 		ReadonlyRootfs: spec.ReadOnlyRootfs,
 		NoNewPrivs:     spec.NoNewPrivileges,
+		// Merge: the runtime adds the groups of the image's /etc/group.
+		SupplementalGroups: spec.GroupAdd,
 		NamespaceOptions: &runtimeapi.NamespaceOption{
 			Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD,
 		},

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +126,7 @@ func TestContainerConfig(t *testing.T) {
 	spec := runtimeadapter.ContainerSpec{
 		Name: "actorlet_app_p_ns_u_3", Image: "img:1", Entrypoint: []string{"/bin/x"}, Cmd: []string{"a"}, Env: []string{"A=1", "B=x=y"},
 		WorkingDir: "/w", Labels: meta.Labels(), User: "1000:2000", ReadOnlyRootfs: true, NoNewPrivileges: true,
-		CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"all"},
+		CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"all"}, GroupAdd: []int64{2000, 4000},
 		Mounts:    []runtimeadapter.Mount{{Type: runtimeadapter.MountBind, Source: "/h", Target: "/c", ReadOnly: true}},
 		Resources: runtimeadapter.Resources{MemoryBytes: 1 << 20, CPUPeriod: 100000, CPUQuota: 50000, CPUShares: 512},
 	}
@@ -142,6 +143,9 @@ func TestContainerConfig(t *testing.T) {
 	sc := cfg.Linux.SecurityContext
 	if sc.RunAsUser.GetValue() != 1000 || sc.RunAsGroup.GetValue() != 2000 || !sc.ReadonlyRootfs || !sc.NoNewPrivs {
 		t.Errorf("security context %+v", sc)
+	}
+	if !slices.Equal(sc.SupplementalGroups, []int64{2000, 4000}) {
+		t.Errorf("supplemental groups %v, want [2000 4000]", sc.SupplementalGroups)
 	}
 	if sc.Capabilities.AddCapabilities[0] != "NET_ADMIN" || sc.Capabilities.DropCapabilities[0] != "ALL" {
 		t.Errorf("capabilities %+v", sc.Capabilities)

@@ -55,8 +55,8 @@ func containerConfig(spec runtimeadapter.ContainerSpec) *container.Config {
 // "ro" and "size=<bytes>" as set: the Mounts API cannot lift Docker's
 // noexec default before API 1.46); memory limit with MemorySwap equal to it
 // (no swap, as the kubelet); CFS quota and period; CPU shares; user-facing
-// security: privileged, capabilities, read-only root filesystem and
-// no-new-privileges.
+// security: privileged, capabilities, supplemental groups (GroupAdd),
+// read-only root filesystem and no-new-privileges.
 func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 	host := &container.HostConfig{
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
@@ -101,6 +101,9 @@ func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 	}
 	if len(spec.CapDrop) > 0 {
 		host.CapDrop = strslice.StrSlice(spec.CapDrop)
+	}
+	for _, g := range spec.GroupAdd {
+		host.GroupAdd = append(host.GroupAdd, strconv.FormatInt(g, 10))
 	}
 	if spec.NoNewPrivileges {
 		host.SecurityOpt = append(host.SecurityOpt, noNewPrivileges)

@@ -76,6 +76,8 @@ func TestHostConfig(t *testing.T) {
 			h.CapAdd = strslice.StrSlice{"NET_ADMIN", "SYS_TIME"}
 			h.CapDrop = strslice.StrSlice{"ALL"}
 		}},
+		{name: "supplemental groups", spec: runtimeadapter.ContainerSpec{GroupAdd: []int64{2000, 4000}},
+			want: func(h *container.HostConfig) { h.GroupAdd = []string{"2000", "4000"} }},
 		{name: "seccomp profile JSON and AppArmor profile", spec: runtimeadapter.ContainerSpec{
 			NoNewPrivileges: true, Seccomp: `{"defaultAction":"SCMP_ACT_ALLOW"}`, AppArmor: "k8s-nginx",
 		}, want: func(h *container.HostConfig) {

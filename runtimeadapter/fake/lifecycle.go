@@ -341,6 +341,7 @@ func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
 	s.Mounts = slices.Clone(s.Mounts)
 	s.CapAdd = slices.Clone(s.CapAdd)
 	s.CapDrop = slices.Clone(s.CapDrop)
+	s.GroupAdd = slices.Clone(s.GroupAdd)
 	return s
 }
 

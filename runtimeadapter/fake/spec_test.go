@@ -26,6 +26,7 @@ func TestCreateRecordsSpec(t *testing.T) {
 	s.CapAdd = []string{"NET_ADMIN"}
 	s.CapDrop = []string{"ALL"}
 	s.NoNewPrivileges = true
+	s.GroupAdd = []int64{2000, 4000}
 	want := cloneSpec(s)
 
 	id, err := rt.Create(ctx, s)
@@ -37,6 +38,7 @@ func TestCreateRecordsSpec(t *testing.T) {
 	s.Mounts[0].ReadOnly = true
 	s.CapAdd[0] = "SYS_ADMIN"
 	s.CapDrop[0] = "NONE"
+	s.GroupAdd[0] = 1
 
 	for _, ref := range []string{id, want.Name} {
 		got, err := rt.Spec(ref)

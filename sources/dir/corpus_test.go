@@ -57,6 +57,9 @@ var (
 	refusedSeccompAnno  = refusalClass{name: "seccomp annotation (removed in Kubernetes 1.27)"}
 	refusedExtended     = refusalClass{name: "extended resource (no device plugin)"}
 	refusedAppArmorHost = refusalClass{name: "Localhost AppArmor profile on a host without AppArmor"}
+	// Docker adds the groups of the image's /etc/group whatever the
+	// policy: Strict cannot be honoured.
+	refusedStrictGroups = refusalClass{name: "supplementalGroupsPolicy Strict (Docker always merges /etc/group)"}
 	// invalid: the API server refuses the file too (a YAML error, no
 	// apiVersion, a list where an object belongs, ephemeralContainers in
 	// a new pod).
@@ -69,7 +72,6 @@ var (
 
 	// Known defects: refused, but actorlet could honour them.
 	defectPodResources   = refusalClass{name: "pod-level resources", defect: true}
-	defectSuppGroups     = refusalClass{name: "supplementalGroups / fsGroup", defect: true}
 	defectShareProcessNS = refusalClass{name: "shareProcessNamespace", defect: true}
 	defectFileKeyRef     = refusalClass{name: "env valueFrom.fileKeyRef", defect: true}
 	defectRestartRules   = refusalClass{name: "restartPolicyRules", defect: true}
@@ -224,12 +226,12 @@ var corpusWants = map[string]corpusWant{
 	"security/security-context-2.yaml":         accepted(1),
 	"security/security-context-3.yaml":         accepted(1),
 	"security/security-context-4.yaml":         accepted(1),
-	"security/security-context-5.yaml":         refused(defectSuppGroups, "spec.securityContext.supplementalGroups"),
-	"security/security-context-6.yaml":         refused(defectSuppGroups, "spec.securityContext.supplementalGroups", "spec.securityContext.supplementalGroupsPolicy"),
+	"security/security-context-5.yaml":         accepted(1),
+	"security/security-context-6.yaml":         refused(refusedStrictGroups, "spec.securityContext.supplementalGroupsPolicy"),
 	// cgroupOptions is newer than this k8s.io/api: ignored with a warning
 	// (TestCorpusStrict: refused under --strict-manifests).
 	"security/security-context-7.yaml": accepted(1, "spec.containers[0].securityContext.cgroupOptions"),
-	"security/security-context.yaml":   refused(defectSuppGroups, "spec.securityContext.fsGroup"),
+	"security/security-context.yaml":   accepted(1),
 	"share-process-namespace.yaml":     refused(defectShareProcessNS, "spec.shareProcessNamespace").warning("spec.containers[1].stdin", "spec.containers[1].tty"),
 	"simple-pod.yaml":                  accepted(1),
 

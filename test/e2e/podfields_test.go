@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/actorlet/actorlet/test/support/testimages"
+)
+
+// Pod fields of the Kubernetes documentation's examples that actorlet
+// once refused (sources/dir/corpus_test.go), honoured on Docker.
+
+// supplementalGroups and fsGroup on Docker: the container's processes
+// have the fsGroup and the supplementalGroups besides their runAsGroup
+// (`testworkload id` prints what `id` prints in the documentation's
+// example, groups=2000,3000,4000), its emptyDir belongs to the fsGroup with setgid,
+// so a file the container makes there belongs to the fsGroup too, and a
+// downwardAPI volume's files belong to it, as the kubelet leaves them
+// (the documentation's security-context.yaml and security-context-5.yaml).
+func TestSupplementalGroupsAndFSGroup(t *testing.T) {
+	e := newEnv(t, "e2e-fsgroup")
+	e.writeManifest("groups.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: groups
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext:
+    runAsUser: 1000
+    runAsGroup: 3000
+    supplementalGroups: [4000]
+    supplementalGroupsPolicy: Merge
+    fsGroup: 2000
+    fsGroupChangePolicy: OnRootMismatch
+  volumes:
+  - name: data
+    emptyDir: {}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+  containers:
+  - name: app
+    image: %s
+    volumeMounts:
+    - {name: data, mountPath: /data}
+    - {name: info, mountPath: /info}
+    securityContext:
+      allowPrivilegeEscalation: false
+`, testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	app := e.waitPodRunning(a, "groups", "app").running("app")[0]
+
+	if got, want := dockerCLI(t, "exec", app.ID, "/testworkload", "id"), "uid=1000 gid=3000 groups=2000,3000,4000"; got != want {
+		t.Errorf("testworkload id in the container: %q, want %q", got, want)
+	}
+	gidOf := func(p string) (uint32, fs.FileMode) {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Gid, fi.Mode()
+	}
+	data := e.lcMountSource(app.ID, "/data")
+	if gid, mode := gidOf(data); gid != 2000 || mode&fs.ModeSetgid == 0 || mode.Perm() != 0o777 {
+		t.Errorf("emptyDir %s: group %d, mode %v; want 2000, setgid, 0777", data, gid, mode)
+	}
+	dockerCLI(t, "exec", app.ID, "/testworkload", "touch", "--file", "/data/made", "--content", "x")
+	if gid, _ := gidOf(filepath.Join(data, "made")); gid != 2000 {
+		t.Errorf("a file the container made in the emptyDir has group %d, want the fsGroup 2000 (setgid)", gid)
+	}
+	info := e.lcMountSource(app.ID, "/info")
+	if gid, mode := gidOf(filepath.Join(info, "..data", "name")); gid != 2000 || mode.Perm() != 0o644 {
+		t.Errorf("downwardAPI file: group %d, mode %v; want 2000, 0644", gid, mode)
+	}
+}
