@@ -103,6 +103,12 @@ type ContainerSpec struct {
 	// "container:<id>" to join a sandbox.
 	NetworkMode string
 	Hostname    string
+	// PidMode: "" a PID namespace of the container's own;
+	// "container:<id>" the PID namespace of container id, its pod's
+	// sandbox (shareProcessNamespace). On a sandbox, PidModePod: the pod's
+	// containers will join its PID namespace (a CRI runtime must be told
+	// when the sandbox is made; Docker needs nothing).
+	PidMode string
 
 	// PortBindings publish container ports on the host. Only a pod's
 	// sandbox has them: app containers join its network namespace, and
@@ -142,6 +148,9 @@ type ContainerSpec struct {
 	// on the host.
 	AppArmor string
 }
+
+// PidModePod is a sandbox's PidMode when its pod shares one PID namespace.
+const PidModePod = "pod"
 
 // The Seccomp and AppArmor values that run a container without a profile.
 const (

@@ -141,7 +141,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.activeDeadlineSeconds", support: rejected},
 	{scope: podScope, path: "spec.hostPID", support: rejected},
 	{scope: podScope, path: "spec.hostIPC", support: rejected},
-	{scope: podScope, path: "spec.shareProcessNamespace", support: rejected},
+	{scope: podScope, path: "spec.shareProcessNamespace", support: supported}, // the sandbox's PID namespace, joined by every container
 	{scope: podScope, path: "spec.hostUsers", support: rejected, harmless: isTrue},
 	{scope: podScope, path: "spec.hostAliases", support: rejected},
 	{scope: podScope, path: "spec.dnsConfig", support: rejected},

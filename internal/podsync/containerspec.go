@@ -96,8 +96,16 @@ func hostname(pod *v1.Pod) string {
 	return h
 }
 
+// sharesPID: the pod's containers share one PID namespace, the sandbox's
+// (shareProcessNamespace), as the kubelet shares it: the pause process
+// is PID 1 and reaps the others' orphans.
+func sharesPID(pod *v1.Pod) bool {
+	return pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace
+}
+
 // SandboxSpec is the runtime spec of a pod's sandbox: the container that
-// holds the pod's network namespace (the pause image). On the pod network
+// holds the pod's network namespace (the pause image), and its PID
+// namespace with shareProcessNamespace (hostNetwork or not). On the pod network
 // it has the pod's hostname and publishes every app container's ports that
 // have a hostPort (app containers share its network namespace, so this is
 // where Docker must bind them); with hostNetwork it has neither (the
@@ -108,6 +116,9 @@ func SandboxSpec(node string, pod *v1.Pod, image string, attempt int) runtimeada
 		Name:   runtimeadapter.ContainerName(runtimeadapter.SandboxName, pod.Name, pod.Namespace, string(pod.UID), attempt),
 		Image:  image,
 		Labels: m.Labels(),
+	}
+	if sharesPID(pod) {
+		s.PidMode = runtimeadapter.PidModePod
 	}
 	if pod.Spec.HostNetwork {
 		s.NetworkMode = "host"
@@ -166,6 +177,8 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 // mounts need are listed by PodDirs and made by volumeprep.Prepare.
 //
 // It maps, as the kubelet does:
+//   - the sandbox's network namespace (else the host's, with
+//     hostNetwork) and, with shareProcessNamespace, its PID namespace;
 //   - command, args (with $(VAR) references to the container's env
 //     expanded), workingDir;
 //   - env: values (expanded with the variables defined before them) and
@@ -215,6 +228,9 @@ func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sand
 		s.NetworkMode = "host"
 	} else {
 		s.NetworkMode = "container:" + sandboxID
+	}
+	if sharesPID(pod) {
+		s.PidMode = "container:" + sandboxID
 	}
 	env, vars, err := containerEnv(d, pod, c)
 	if err != nil {

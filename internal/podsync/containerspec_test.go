@@ -88,6 +88,29 @@ func TestHostNetwork(t *testing.T) {
 	}
 }
 
+// shareProcessNamespace: the sandbox says its pod shares its PID
+// namespace and every container joins it, with hostNetwork too; without
+// it each container has its own.
+func TestShareProcessNamespace(t *testing.T) {
+	for _, hostNetwork := range []bool{false, true} {
+		pod := testPod(v1.RestartPolicyAlways, "app")
+		pod.Spec.HostNetwork = hostNetwork
+		if s := SandboxSpec(node, pod, "pause:1", 0); s.PidMode != "" {
+			t.Errorf("hostNetwork %v: sandbox PID mode %q without shareProcessNamespace", hostNetwork, s.PidMode)
+		}
+		if s := AppSpec(node, pod, &pod.Spec.Containers[0], "sb", 0); s.PidMode != "" {
+			t.Errorf("hostNetwork %v: app PID mode %q without shareProcessNamespace", hostNetwork, s.PidMode)
+		}
+		pod.Spec.ShareProcessNamespace = ptr.To(true)
+		if s := SandboxSpec(node, pod, "pause:1", 0); s.PidMode != runtimeadapter.PidModePod {
+			t.Errorf("hostNetwork %v: sandbox PID mode %q, want %q", hostNetwork, s.PidMode, runtimeadapter.PidModePod)
+		}
+		if s := AppSpec(node, pod, &pod.Spec.Containers[0], "sb", 0); s.PidMode != "container:sb" {
+			t.Errorf("hostNetwork %v: app PID mode %q, want container:sb", hostNetwork, s.PidMode)
+		}
+	}
+}
+
 func TestSandboxPortBindings(t *testing.T) {
 	pod := testPod(v1.RestartPolicyAlways, "web", "dns")
 	pod.Spec.InitContainers = []v1.Container{{Name: "init", Image: "i", Ports: []v1.ContainerPort{{ContainerPort: 1, HostPort: 1, Protocol: v1.ProtocolTCP}}}}

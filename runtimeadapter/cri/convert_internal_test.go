@@ -112,6 +112,19 @@ func TestSandboxConfig(t *testing.T) {
 	if len(pod.PortMappings) != 1 || pod.PortMappings[0].Protocol != runtimeapi.Protocol_UDP || pod.PortMappings[0].HostPort != 8080 || pod.PortMappings[0].HostIp != "127.0.0.1" {
 		t.Errorf("port mappings %+v", pod.PortMappings)
 	}
+	if got := pod.GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_CONTAINER {
+		t.Errorf("PID mode %v without shareProcessNamespace", got)
+	}
+	shared := spec
+	shared.PidMode = runtimeadapter.PidModePod
+	sh := sandboxConfig(shared, "/logs", false)
+	if got := sh.GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of a sandbox its pod shares, want POD", got)
+	}
+	st0 := &runtimeapi.PodSandboxStatus{Metadata: sh.Metadata, Labels: sh.Labels, Annotations: sh.Annotations}
+	if got := sandboxConfigOf(st0, "/logs").GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of the rebuilt config of a shared sandbox, want POD", got)
+	}
 	// The config rebuilt from the sandbox's status agrees on what
 	// CreateContainer reads.
 	st := &runtimeapi.PodSandboxStatus{Metadata: host.Metadata, Labels: host.Labels, Annotations: host.Annotations}
@@ -155,6 +168,14 @@ func TestContainerConfig(t *testing.T) {
 	}
 	if sc.NamespaceOptions.Network != runtimeapi.NamespaceMode_NODE {
 		t.Errorf("network mode %v in a host-network sandbox", sc.NamespaceOptions.Network)
+	}
+	if sc.NamespaceOptions.Pid != runtimeapi.NamespaceMode_CONTAINER {
+		t.Errorf("PID mode %v without shareProcessNamespace", sc.NamespaceOptions.Pid)
+	}
+	withPid := spec
+	withPid.PidMode = "container:sb"
+	if c, _ := containerConfig(withPid, networkPod, ""); c.Linux.SecurityContext.NamespaceOptions.Pid != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of a container joining its sandbox's, want POD", c.Linux.SecurityContext.NamespaceOptions.Pid)
 	}
 	if r := cfg.Linux.Resources; r.MemoryLimitInBytes != 1<<20 || r.CpuQuota != 50000 || r.CpuShares != 512 {
 		t.Errorf("resources %+v", r)

@@ -83,3 +83,38 @@ func TestCreateRefusesPortsOnJoinedContainer(t *testing.T) {
 		t.Errorf("Create with ports on the default network: %v", err)
 	}
 }
+
+// A "container:<id>" PID mode (shareProcessNamespace) joins a running
+// container at start, as Docker checks it: a missing or stopped one fails
+// the start.
+func TestStartJoinsPIDNamespace(t *testing.T) {
+	ctx := context.Background()
+	rt := New(WithImages(image))
+	sb, err := rt.Create(ctx, spec("u1", "POD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec("u1", "app")
+	s.PidMode = "container:" + sb
+	app, err := rt.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, app); err == nil || !strings.Contains(err.Error(), "cannot join PID namespace of a non running container") {
+		t.Fatalf("Start joining a created sandbox's PID namespace: %v, want Docker's refusal", err)
+	}
+	if err := rt.Start(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	s.Name = "app-2"
+	app2, err := rt.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, app2); err != nil {
+		t.Fatalf("Start joining a running sandbox's PID namespace: %v", err)
+	}
+	if got, _ := rt.Spec(app2); got.PidMode != "container:"+sb {
+		t.Errorf("recorded PID mode %q", got.PidMode)
+	}
+}

@@ -71,10 +71,9 @@ var (
 	refusedStrict = refusalClass{name: "unknown field (--strict-manifests)"}
 
 	// Known defects: refused, but actorlet could honour them.
-	defectPodResources   = refusalClass{name: "pod-level resources", defect: true}
-	defectShareProcessNS = refusalClass{name: "shareProcessNamespace", defect: true}
-	defectFileKeyRef     = refusalClass{name: "env valueFrom.fileKeyRef", defect: true}
-	defectRestartRules   = refusalClass{name: "restartPolicyRules", defect: true}
+	defectPodResources = refusalClass{name: "pod-level resources", defect: true}
+	defectFileKeyRef   = refusalClass{name: "env valueFrom.fileKeyRef", defect: true}
+	defectRestartRules = refusalClass{name: "restartPolicyRules", defect: true}
 )
 
 // corpusWant is what one file gives.
@@ -232,7 +231,7 @@ var corpusWants = map[string]corpusWant{
 	// (TestCorpusStrict: refused under --strict-manifests).
 	"security/security-context-7.yaml": accepted(1, "spec.containers[0].securityContext.cgroupOptions"),
 	"security/security-context.yaml":   accepted(1),
-	"share-process-namespace.yaml":     refused(defectShareProcessNS, "spec.shareProcessNamespace").warning("spec.containers[1].stdin", "spec.containers[1].tty"),
+	"share-process-namespace.yaml":     accepted(1).warning("spec.containers[1].stdin", "spec.containers[1].tty"),
 	"simple-pod.yaml":                  accepted(1),
 
 	"storage/expandable-pvc-pod.yaml":                           refused(refusedClaimVolume, "spec.volumes[0].persistentVolumeClaim"),

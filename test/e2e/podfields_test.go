@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -78,4 +80,57 @@ spec:
 	if gid, mode := gidOf(filepath.Join(info, "..data", "name")); gid != 2000 || mode.Perm() != 0o644 {
 		t.Errorf("downwardAPI file: group %d, mode %v; want 2000, 0644", gid, mode)
 	}
+}
+
+// shareProcessNamespace on Docker: a container sees the sandbox's pause
+// process as PID 1 and its sibling's process (`testworkload ps`), as in
+// the documentation's share-process-namespace.yaml; without it a
+// container sees only its own processes.
+func TestShareProcessNamespace(t *testing.T) {
+	e := newEnv(t, "e2e-sharepid")
+	pod := func(name string, share bool) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  terminationGracePeriodSeconds: 1
+  shareProcessNamespace: %v
+  containers:
+  - name: app
+    image: %s
+  - name: shell
+    image: %s
+`, name, share, testimages.TestWorkloadTag, testimages.TestWorkloadTag)
+	}
+	e.writeManifest("shared.yaml", pod("shared", true))
+	e.writeManifest("apart.yaml", pod("apart", false))
+	a := e.startAgent("agent")
+	procs := func(podName string) []string {
+		t.Helper()
+		shell := e.waitPodRunning(a, podName, "app", "shell").running("shell")[0]
+		return strings.Split(dockerCLI(t, "exec", shell.ID, "/testworkload", "ps"), "\n")
+	}
+	shared := procs("shared")
+	if !slices.Contains(shared, "1 pause") {
+		t.Errorf("shareProcessNamespace: the shell sees %q, want the sandbox's pause as PID 1", shared)
+	}
+	if n := countComm(shared, "testworkload"); n < 3 { // app, shell, and ps itself
+		t.Errorf("shareProcessNamespace: the shell sees %q, want app's, its own and ps's testworkload", shared)
+	}
+	apart := procs("apart")
+	if slices.Contains(apart, "1 pause") || countComm(apart, "testworkload") != 2 { // shell and ps
+		t.Errorf("without shareProcessNamespace the shell sees %q, want only its own processes", apart)
+	}
+}
+
+// countComm counts the "PID COMM" lines of processes named comm.
+func countComm(lines []string, comm string) int {
+	n := 0
+	for _, l := range lines {
+		if _, c, _ := strings.Cut(l, " "); c == comm {
+			n++
+		}
+	}
+	return n
 }
