@@ -149,8 +149,11 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.hostnameOverride", support: rejected},
 	{scope: podScope, path: "spec.runtimeClassName", support: rejected},
 	{scope: podScope, path: "spec.resourceClaims", support: rejected},
-	{scope: podScope, path: "spec.resources.limits", support: rejected},
-	{scope: podScope, path: "spec.resources.requests", support: ignored, why: whyIgnored},
+	// Pod-level resources (cpu and memory, checked in
+	// validatePodResources): requests count at admission, limits bound
+	// each container that sets none of its own.
+	{scope: podScope, path: "spec.resources.limits", support: supported},
+	{scope: podScope, path: "spec.resources.requests", support: supported},
 	{scope: podScope, path: "spec.resources.claims", support: rejected},
 	{scope: podScope, path: "spec.nodeName", support: ignored, why: "ignored by actorlet: a static pod runs on the node that reads it"},
 	{scope: podScope, path: "spec.nodeSelector", support: ignored, why: whyScheduling},

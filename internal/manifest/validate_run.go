@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // This file checks the values of the fields actorlet runs beyond names,
@@ -322,8 +323,65 @@ func hasBackstep(s string) bool {
 	return slices.Contains(strings.Split(s, "/"), "..")
 }
 
+// validatePodResources checks the pod-level resources as Kubernetes does
+// (PodLevelResources): only cpu and memory (Kubernetes' hugepages are not
+// supported by actorlet, as in containers), values not negative, each
+// request at most its limit, each container's limit at most the pod's,
+// and the containers' effective requests together at most the pod's.
+func validatePodResources(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	if spec.Resources == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	rp := p.Child("resources")
+	supported := []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}
+	check := func(kind string, l v1.ResourceList) {
+		for _, name := range sortedNames(l) {
+			q, np := l[name], rp.Child(kind).Key(string(name))
+			switch {
+			case strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix):
+				errs = append(errs, field.Forbidden(np, notSupported+": only cpu and memory are applied"))
+			case name != v1.ResourceCPU && name != v1.ResourceMemory:
+				errs = append(errs, field.NotSupported(np, name, supported))
+			case q.Sign() < 0:
+				errs = append(errs, field.Invalid(np, q.String(), "must be greater than or equal to 0"))
+			case kind == "limits" && name == v1.ResourceMemory && !q.IsZero() && q.Value() < minMemoryLimit:
+				errs = append(errs, field.Invalid(np, q.String(), "must be 0 or at least 6Mi, Docker's minimum memory limit"))
+			}
+		}
+	}
+	check("limits", spec.Resources.Limits)
+	check("requests", spec.Resources.Requests)
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		lim, hasLim := spec.Resources.Limits[name]
+		if req, ok := spec.Resources.Requests[name]; ok && hasLim && req.Cmp(lim) > 0 {
+			errs = append(errs, field.Invalid(rp.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		}
+		if hasLim {
+			for _, pc := range podContainers(spec, p) {
+				if cl, ok := pc.c.Resources.Limits[name]; ok && cl.Cmp(lim) > 0 {
+					errs = append(errs, field.Invalid(pc.path.Child("resources", "limits").Key(string(name)), cl.String(), fmt.Sprintf("must be less than or equal to pod limits of %s", lim.String())))
+				}
+			}
+		}
+		if req, ok := spec.Resources.Requests[name]; ok {
+			// The containers' effective request, sidecars and init
+			// containers counted as Kubernetes counts them.
+			sum := resourcehelper.AggregateContainerRequests(&v1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})[name]
+			if sum.Cmp(req) > 0 {
+				errs = append(errs, field.Invalid(rp.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", sum.String())))
+			}
+		}
+	}
+	return errs
+}
+
 // validateResources checks every container's resource names and values.
 func validateResources(spec *v1.PodSpec, p *field.Path) (warnings []string, errs field.ErrorList) {
+	errs = validatePodResources(spec, p)
 	for _, pc := range podContainers(spec, p) {
 		res := pc.c.Resources
 		rp := pc.path.Child("resources")

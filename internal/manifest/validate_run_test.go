@@ -301,9 +301,25 @@ func TestValidateRun(t *testing.T) {
 		}},
 		{name: "extended resource", mutate: setResources(v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, nil),
 			wantErrs: []string{"spec.containers[0].resources.limits[nvidia.com/gpu]: Forbidden: not supported by actorlet"}},
-		{name: "pod-level resources", mutate: func(p *v1.Pod) {
-			p.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}
-		}, wantErrs: []string{"spec.resources.limits: Forbidden: not supported by actorlet"}},
+		// Pod-level resources, checked as Kubernetes checks them.
+		{name: "pod-level resources", mutate: podResources(v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("200Mi")},
+			v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("100Mi")})},
+		{name: "pod-level pids (not a pod-level resource of Kubernetes 1.37)", mutate: podResources(v1.ResourceList{"pids": resource.MustParse("2048")}, nil),
+			wantErrs: []string{`spec.resources.limits[pids]: Unsupported value: "pids": supported values: "cpu", "memory"`}},
+		{name: "pod-level hugepages", mutate: podResources(v1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}, nil),
+			wantErrs: []string{"spec.resources.limits[hugepages-2Mi]: Forbidden: not supported by actorlet"}},
+		{name: "pod-level memory limit below Docker's minimum", mutate: podResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Mi")}, nil),
+			wantErrs: []string{`spec.resources.limits[memory]: Invalid value: "1Mi": must be 0 or at least 6Mi`}},
+		{name: "pod-level request above its limit", mutate: podResources(v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}, v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}),
+			wantErrs: []string{`spec.resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1`}},
+		{name: "container limit above the pod's", mutate: func(p *v1.Pod) {
+			podResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}, nil)(p)
+			setResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")}, nil)(p)
+		}, wantErrs: []string{`spec.containers[0].resources.limits[memory]: Invalid value: "128Mi": must be less than or equal to pod limits of 64Mi`}},
+		{name: "container requests above the pod's", mutate: func(p *v1.Pod) {
+			podResources(nil, v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")})(p)
+			setResources(nil, v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")})(p)
+		}, wantErrs: []string{`spec.resources.requests[cpu]: Invalid value: "100m": must be greater than or equal to aggregate container requests of 250m`}},
 
 		// Security.
 		{name: "runAsUser and runAsGroup", mutate: setSC(&v1.SecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(1000))})},
@@ -463,4 +479,9 @@ func downwardVol(name string, mode *int32, items ...v1.DownwardAPIVolumeFile) v1
 
 func dItem(p, fieldPath string) v1.DownwardAPIVolumeFile {
 	return v1.DownwardAPIVolumeFile{Path: p, FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fieldPath}}
+}
+
+// podResources sets the pod-level limits and requests.
+func podResources(limits, requests v1.ResourceList) func(*v1.Pod) {
+	return func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Limits: limits, Requests: requests} }
 }

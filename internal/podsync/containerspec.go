@@ -196,8 +196,10 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //     read-only bind mount of the directory volumeprep writes, see
 //     DownwardAPIPath);
 //   - resources: limits.memory → memory limit (no swap), limits.cpu → CFS
-//     quota per 100 ms period (at least 1 ms), requests.cpu (else
-//     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
+//     quota per 100 ms period (at least 1 ms), each limit not set being
+//     the pod-level one (effectiveLimits), requests.cpu (else the
+//     container's limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in
+//     [2, 262144];
 //   - securityContext (the container's, else the pod's runAsUser and
 //     runAsGroup): user "uid[:gid]", the pod's fsGroup and
 //     supplementalGroups as supplemental groups (see supplementalGroups), readOnlyRootFilesystem, privileged
@@ -242,20 +244,24 @@ func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sand
 	if s.Mounts, err = mounts(opts, pod, c); err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}
-	s.Resources = resources(c)
+	s.Resources = resources(pod, c)
 	if err := applySecurity(opts, pod, c, &s); err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}
 	return s, nil
 }
 
-// resources maps c's resources as the kubelet does (see AppSpecWith).
-func resources(c *v1.Container) runtimeadapter.Resources {
+// resources maps c's resources as the kubelet does (see AppSpecWith);
+// a cpu or memory limit c does not set is the pod's (pod-level
+// spec.resources.limits), which the kubelet puts on the pod's cgroup
+// instead: see effectiveLimits.
+func resources(pod *v1.Pod, c *v1.Container) runtimeadapter.Resources {
 	var r runtimeadapter.Resources
-	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+	limits := effectiveLimits(pod, c)
+	if q, ok := limits[v1.ResourceMemory]; ok {
 		r.MemoryBytes = q.Value()
 	}
-	if q, ok := c.Resources.Limits[v1.ResourceCPU]; ok && !q.IsZero() {
+	if q, ok := limits[v1.ResourceCPU]; ok && !q.IsZero() {
 		r.CPUPeriod = cpuPeriod
 		r.CPUQuota = max(q.MilliValue()*cpuPeriod/1000, minCPUQuota)
 	}
@@ -267,6 +273,29 @@ func resources(c *v1.Container) runtimeadapter.Resources {
 		r.CPUShares = min(max(req.MilliValue()*sharesPerCPU/1000, minShares), maxShares)
 	}
 	return r
+}
+
+// effectiveLimits are c's limits, with the pod-level limit of cpu and
+// memory where c sets none. The kubelet bounds the pod's containers
+// together with a pod cgroup of those limits; actorlet, on Docker's
+// per-container cgroups, bounds each such container by the whole pod
+// limit (so their sum may exceed it: see the README).
+func effectiveLimits(pod *v1.Pod, c *v1.Container) v1.ResourceList {
+	if pod.Spec.Resources == nil || len(pod.Spec.Resources.Limits) == 0 {
+		return c.Resources.Limits
+	}
+	out := c.Resources.Limits.DeepCopy()
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		if q, ok := pod.Spec.Resources.Limits[name]; ok {
+			if _, own := out[name]; !own {
+				if out == nil {
+					out = v1.ResourceList{}
+				}
+				out[name] = q
+			}
+		}
+	}
+	return out
 }
 
 // applySecurity sets s's user and security settings from c's security

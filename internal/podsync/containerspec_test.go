@@ -447,7 +447,28 @@ func TestAppSpecResources(t *testing.T) {
 		{name: "memory request and ephemeral-storage: informational", mutate: res(
 			v1.ResourceList{v1.ResourceEphemeralStorage: q("1Gi")}, v1.ResourceList{v1.ResourceMemory: q("1Gi"), v1.ResourceEphemeralStorage: q("1Gi")}),
 			check: want(runtimeadapter.Resources{})},
+		// Pod-level limits bound a container that sets none of its own
+		// (the documentation's pod-level-resources.yaml); its own win.
+		{name: "pod-level limits, none of its own", mutate: podRes(v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("200Mi")}, nil, nil),
+			check: want(runtimeadapter.Resources{MemoryBytes: 200 << 20, CPUPeriod: 100_000, CPUQuota: 100_000})},
+		{name: "pod-level limits, its own win", mutate: podRes(v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("200Mi")},
+			v1.ResourceList{v1.ResourceCPU: q("500m"), v1.ResourceMemory: q("100Mi")}, v1.ResourceList{v1.ResourceCPU: q("500m")}),
+			check: want(runtimeadapter.Resources{MemoryBytes: 100 << 20, CPUPeriod: 100_000, CPUQuota: 50_000, CPUShares: 512})},
+		{name: "pod-level memory limit, own cpu limit", mutate: podRes(v1.ResourceList{v1.ResourceMemory: q("64Mi")}, v1.ResourceList{v1.ResourceCPU: q("250m")}, nil),
+			check: want(runtimeadapter.Resources{MemoryBytes: 64 << 20, CPUPeriod: 100_000, CPUQuota: 25_000, CPUShares: 256})},
+		{name: "pod-level requests only: shares stay the container's", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1")}}
+		}, check: want(runtimeadapter.Resources{})},
 	})
+}
+
+// podRes sets the pod-level limits and the container's limits and
+// requests.
+func podRes(pod, limits, requests v1.ResourceList) func(*v1.Pod, *v1.Container) {
+	return func(p *v1.Pod, c *v1.Container) {
+		p.Spec.Resources = &v1.ResourceRequirements{Limits: pod}
+		c.Resources = v1.ResourceRequirements{Limits: limits, Requests: requests}
+	}
 }
 
 func TestAppSpecSecurity(t *testing.T) {

@@ -134,3 +134,42 @@ func countComm(lines []string, comm string) int {
 	}
 	return n
 }
+
+// Pod-level resources on Docker (the documentation's
+// pod-level-resources.yaml): a container without limits of its own is
+// bounded by the pod's (docker inspect: memory 200Mi without swap, a CPU
+// quota of one CPU); one with its own keeps them.
+func TestPodLevelResources(t *testing.T) {
+	e := newEnv(t, "e2e-podres")
+	e.writeManifest("res.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: res
+spec:
+  terminationGracePeriodSeconds: 1
+  resources:
+    limits: {cpu: "1", memory: 200Mi}
+    requests: {cpu: "1", memory: 100Mi}
+  containers:
+  - name: own
+    image: %s
+    resources:
+      limits: {cpu: "0.5", memory: 100Mi}
+      requests: {cpu: "0.5", memory: 50Mi}
+  - name: pods
+    image: %s
+`, testimages.TestWorkloadTag, testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	cs := e.waitPodRunning(a, "res", "own", "pods")
+	for name, want := range map[string][3]int64{"own": {100 << 20, 50_000, 512}, "pods": {200 << 20, 100_000, 0}} {
+		in, found := e.inspect(cs.running(name)[0].ID)
+		if !found {
+			t.Fatalf("container %s gone", name)
+		}
+		h := in.HostConfig
+		if h.Memory != want[0] || h.MemorySwap != want[0] || h.CPUQuota != want[1] || h.CPUPeriod != 100_000 || h.CPUShares != want[2] {
+			t.Errorf("container %s: memory %d (swap %d), CPU quota %d per %d µs, shares %d; want memory %d (no swap), quota %d per 100000, shares %d",
+				name, h.Memory, h.MemorySwap, h.CPUQuota, h.CPUPeriod, h.CPUShares, want[0], want[1], want[2])
+		}
+	}
+}
