@@ -70,7 +70,6 @@ const (
 	whyVolumeKind   = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
 	whyProjection   = "only downwardAPI, configMap and secret sources are projected"
 	whyStrictGroups = "only Merge: Docker always adds the groups the image's /etc/group gives the container's user"
-	whyEnvSource    = "only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -212,8 +211,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: supported}, // resources checked in validateEnvSource
 	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: supported},  // from the node's ConfigMaps
 	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: supported},     // from the node's Secrets
-	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
-	{scope: containerScope, path: "envFrom", support: supported}, // checked in validateEnvFrom
+	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: supported},       // from the file in an emptyDir, checked in validateFileKeyRefs
+	{scope: containerScope, path: "envFrom", support: supported},                           // checked in validateEnvFrom
 	{scope: containerScope, path: "ports[*].name", support: supported},
 	{scope: containerScope, path: "ports[*].containerPort", support: supported},
 	{scope: containerScope, path: "ports[*].hostPort", support: supported},

@@ -124,6 +124,57 @@ func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateFileKeyRefs checks each env valueFrom.fileKeyRef (Kubernetes'
+// EnvFiles) as Kubernetes does: a volumeName naming an emptyDir volume of
+// the pod (on disk: a Memory one is a tmpfs of each container's, which
+// actorlet cannot read), a relative path within it, a key that is a
+// variable name.
+func validateFileKeyRefs(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, pc := range podContainers(spec, p) {
+		for i, e := range pc.c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.FileKeyRef == nil {
+				continue
+			}
+			r, fp := e.ValueFrom.FileKeyRef, pc.path.Child("env").Index(i).Child("valueFrom", "fileKeyRef")
+			vol := volumeNamed(spec, r.VolumeName)
+			switch {
+			case r.VolumeName == "":
+				errs = append(errs, field.Required(fp.Child("volumeName"), ""))
+			case vol == nil:
+				errs = append(errs, field.NotFound(fp.Child("volumeName"), r.VolumeName))
+			case vol.EmptyDir == nil && vol.VolumeSource != (v1.VolumeSource{}):
+				errs = append(errs, field.Invalid(fp.Child("volumeName"), r.VolumeName, "must be an emptyDir volume"))
+			case isMemoryEmptyDir(vol):
+				errs = append(errs, field.Forbidden(fp.Child("volumeName"), notSupported+": a Memory emptyDir is a tmpfs actorlet cannot read: use one on disk"))
+			}
+			switch {
+			case r.Path == "":
+				errs = append(errs, field.Required(fp.Child("path"), ""))
+			case path.IsAbs(r.Path):
+				errs = append(errs, field.Invalid(fp.Child("path"), r.Path, "must be a relative path"))
+			case hasBackstep(r.Path):
+				errs = append(errs, field.Invalid(fp.Child("path"), r.Path, "must not contain '..'"))
+			}
+			if r.Key == "" {
+				errs = append(errs, field.Required(fp.Child("key"), ""))
+			} else {
+				errs = append(errs, invalid(fp.Child("key"), r.Key, validation.IsEnvVarName(r.Key))...)
+			}
+		}
+	}
+	return errs
+}
+
+func volumeNamed(spec *v1.PodSpec, name string) *v1.Volume {
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == name {
+			return &spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
 // validateResourceField checks a resourceFieldRef: a resource actorlet
 // resolves and a divisor Kubernetes accepts for it; in a volume
 // (inVolume) containerName is required.

@@ -41,6 +41,12 @@ type SpecOptions struct {
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a limit a container does not set resolves to it. Empty: unknown.
 	Allocatable v1.ResourceList
+	// ReadVolumeFile reads the file name (relative) inside the volume
+	// directory dir without leaving it, not even through a symbolic link
+	// a container made there (volumeprep.ReadVolumeFile in the agent):
+	// env valueFrom.fileKeyRef. nil makes a container with one fail to
+	// start (CreateContainerConfigError).
+	ReadVolumeFile func(dir, name string) ([]byte, error)
 	// SecretsOnDisk keeps secret volumes (and projected volumes with a
 	// secret source) on the disk of RootDir, under their 0700 parent,
 	// rather than on a tmpfs mounted on each (the default when the agent
@@ -52,7 +58,8 @@ type SpecOptions struct {
 // these options whose sandbox has address sandboxIP ("" when not known;
 // a hostNetwork pod has the node's addresses).
 func (o SpecOptions) DownwardFor(node string, pod *v1.Pod, sandboxIP string) Downward {
-	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable}
+	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable,
+		RootDir: o.RootDir, ReadVolumeFile: o.ReadVolumeFile}
 }
 
 // CFS and shares constants, as the kubelet uses them.

@@ -1,7 +1,10 @@
 package podsync
 
 import (
+	"io/fs"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,9 +279,26 @@ func TestAppSpecEnv(t *testing.T) {
 		{name: "secretKeyRef without the secret", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Key: "k"}}}}
 		}, wantErr: `env[0].valueFrom.secretKeyRef: secret "db" not found`},
-		{name: "fileKeyRef", mutate: func(_ *v1.Pod, c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
-		}, wantErr: "env[0].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are supported"},
+		// fileKeyRef: read from the pod's emptyDir at creation (here a
+		// map of files by host path), the kubelet's env file format.
+		{name: "fileKeyRef", opts: envFiles(map[string]string{"config.env": "DB_ADDRESS='address'\nREST_ENDPOINT='endpoint'\n"}), mutate: fileKeyRef("REST_ENDPOINT", false),
+			check: wantEnv("DB=endpoint")},
+		{name: "fileKeyRef in a subdirectory, multi-line", opts: envFiles(map[string]string{"sub/x.env": "# set by init\nDB='a\nb' # two lines\n"}),
+			mutate: func(p *v1.Pod, c *v1.Container) {
+				fileKeyRef("DB", false)(p, c)
+				c.Env[0].ValueFrom.FileKeyRef.Path = "sub/x.env"
+			}, check: wantEnv("DB=a\nb")},
+		{name: "fileKeyRef: missing key", opts: envFiles(map[string]string{"config.env": "OTHER='x'\n"}), mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: key "DB_ADDRESS" not found in file "config.env" of volume "config"`},
+		{name: "fileKeyRef: missing key, optional", opts: envFiles(map[string]string{"config.env": "OTHER='x'\n"}), mutate: fileKeyRef("DB_ADDRESS", true),
+			check: wantEnv()},
+		{name: "fileKeyRef: missing file", opts: envFiles(nil), mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": open config.env: file does not exist`},
+		{name: "fileKeyRef: missing file, optional", opts: envFiles(nil), mutate: fileKeyRef("DB_ADDRESS", true), check: wantEnv()},
+		{name: "fileKeyRef: not an env file", opts: envFiles(map[string]string{"config.env": "DB_ADDRESS=address\n"}), mutate: fileKeyRef("DB_ADDRESS", true),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": line 1: the value of DB_ADDRESS must be in single quotes`},
+		{name: "fileKeyRef without a reader", opts: SpecOptions{RootDir: "/r"}, mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": volume files cannot be read here`},
 	})
 }
 
@@ -526,4 +546,35 @@ func TestAppSpecSecurity(t *testing.T) {
 		{name: "privileged allowed", opts: SpecOptions{AllowPrivileged: true}, mutate: sc(&v1.SecurityContext{Privileged: ptr.To(true)}),
 			check: want(sec{Privileged: true})},
 	})
+}
+
+// envFiles are SpecOptions whose ReadVolumeFile serves files (by path in
+// the "config" emptyDir of testPod's pod under /r).
+func envFiles(files map[string]string) SpecOptions {
+	dir := EmptyDirPath("/r", "uid-1234567890", "config")
+	return SpecOptions{RootDir: "/r", ReadVolumeFile: func(d, name string) ([]byte, error) {
+		if data, ok := files[filepath.ToSlash(name)]; ok && d == dir {
+			return []byte(data), nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}}
+}
+
+// fileKeyRef gives the pod an emptyDir "config" and c the variable DB
+// from key of its config.env.
+func fileKeyRef(key string, optional bool) func(*v1.Pod, *v1.Container) {
+	return func(p *v1.Pod, c *v1.Container) {
+		p.Spec.Volumes = []v1.Volume{{Name: "config", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+		c.Env = []v1.EnvVar{{Name: "DB", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{
+			VolumeName: "config", Path: "config.env", Key: key, Optional: ptr.To(optional)}}}}
+	}
+}
+
+// wantEnv checks the spec's env is exactly want.
+func wantEnv(want ...string) func(*testing.T, runtimeadapter.ContainerSpec) {
+	return func(t *testing.T, s runtimeadapter.ContainerSpec) {
+		if !slices.Equal(s.Env, want) {
+			t.Errorf("env %q, want %q", s.Env, want)
+		}
+	}
 }

@@ -269,3 +269,17 @@ func checkNoSymlink(base, sub string) error {
 	}
 	return nil
 }
+
+// ReadVolumeFile reads the file name (a relative path) inside the volume
+// directory dir, never outside it: through os.Root, so neither ".." nor a
+// symbolic link a container made in the volume (to /etc/shadow, say) can
+// make the agent read a host file into a container's env. It is
+// podsync.SpecOptions.ReadVolumeFile in the agent (env valueFrom.fileKeyRef).
+func ReadVolumeFile(dir, name string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.ReadFile(name)
+}

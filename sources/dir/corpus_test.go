@@ -72,7 +72,6 @@ var (
 
 	// Known defects: refused, but actorlet could honour them.
 	defectPodResources = refusalClass{name: "pod-level resources", defect: true}
-	defectFileKeyRef   = refusalClass{name: "env valueFrom.fileKeyRef", defect: true}
 	defectRestartRules = refusalClass{name: "restartPolicyRules", defect: true}
 )
 
@@ -127,7 +126,7 @@ var corpusWants = map[string]corpusWant{
 	"inject/dapi-volume.yaml":           accepted(1),
 	"inject/dependent-envars.yaml":      accepted(1),
 	"inject/envFrom.yaml":               needsCM("spec.containers[0].envFrom"),
-	"inject/envars-file-container.yaml": refused(defectFileKeyRef, "spec.containers[0].env[0].valueFrom.fileKeyRef"),
+	"inject/envars-file-container.yaml": accepted(1),
 	"inject/envars.yaml":                accepted(1),
 	// This version has a tab for indentation (line 15): not YAML.
 	"inject/pod-multiple-secret-env-variable.yaml": refused(refusedInvalid, "line 15", "tab character"),

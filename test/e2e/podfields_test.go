@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
@@ -170,6 +172,58 @@ spec:
 		if h.Memory != want[0] || h.MemorySwap != want[0] || h.CPUQuota != want[1] || h.CPUPeriod != 100_000 || h.CPUShares != want[2] {
 			t.Errorf("container %s: memory %d (swap %d), CPU quota %d per %d µs, shares %d; want memory %d (no swap), quota %d per 100000, shares %d",
 				name, h.Memory, h.MemorySwap, h.CPUQuota, h.CPUPeriod, h.CPUShares, want[0], want[1], want[2])
+		}
+	}
+}
+
+// env valueFrom.fileKeyRef on Docker (the documentation's
+// envars-file-container.yaml): an init container writes an env file into
+// an emptyDir, and the app container's variable is its key's value, read
+// when the app container is created; a missing key leaves a container
+// waiting with CreateContainerConfigError naming the pod, the container,
+// the field and the file.
+func TestEnvFileKeyRef(t *testing.T) {
+	e := newEnv(t, "e2e-envfile")
+	pod := func(name, key string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: setup-envfile
+    image: %s
+    command: ["/testworkload", "touch", "--file", "/data/config.env", "--content", "DB_ADDRESS='address'\nREST_ENDPOINT='end point'\n"]
+    volumeMounts:
+    - {name: config, mountPath: /data}
+  containers:
+  - name: use-envfile
+    image: %s
+    env:
+    - name: DB_ADDRESS
+      valueFrom:
+        fileKeyRef: {path: config.env, volumeName: config, key: %s, optional: false}
+  volumes:
+  - name: config
+    emptyDir: {}
+`, name, testimages.TestWorkloadTag, testimages.TestWorkloadTag, key)
+	}
+	e.writeManifest("envfile.yaml", pod("envfile", "REST_ENDPOINT"))
+	e.writeManifest("nokey.yaml", pod("nokey", "NOPE"))
+	a := e.startAgent("agent")
+	app := e.waitPodRunning(a, "envfile", "use-envfile").running("use-envfile")[0]
+	in, found := e.inspect(app.ID)
+	if !found {
+		t.Fatalf("container %s gone", short(app.ID))
+	}
+	if !slices.Contains(in.Config.Env, "DB_ADDRESS=end point") {
+		t.Errorf("env %q lacks DB_ADDRESS=end point, the file's REST_ENDPOINT", in.Config.Env)
+	}
+	cs := waitingIn(t, lcAPIOf(t, a), "nokey", "use-envfile", "CreateContainerConfigError", v1.PodPending)
+	for _, want := range []string{"pod default/nokey", `container "use-envfile"`, "env[0].valueFrom.fileKeyRef", `key "NOPE" not found in file "config.env" of volume "config"`} {
+		if !strings.Contains(cs.State.Waiting.Message, want) {
+			t.Errorf("waiting message %q does not name %q", cs.State.Waiting.Message, want)
 		}
 	}
 }
