@@ -42,6 +42,7 @@ import (
 	"github.com/actorlet/actorlet/internal/nodeinfo"
 	"github.com/actorlet/actorlet/internal/podsync"
 	"github.com/actorlet/actorlet/internal/version"
+	"github.com/actorlet/actorlet/internal/volumeprep"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/sources"
 	"github.com/actorlet/actorlet/supervision"
@@ -220,7 +221,7 @@ func (o Options) config() (actors.Config, error) {
 		NodeName: o.NodeName, Runtime: rt, PodInfraImage: img, Metrics: m,
 		Spec: podsync.SpecOptions{
 			RootDir: o.RootDir, AllowPrivileged: o.AllowPrivileged, AllowHostPath: o.AllowHostPath,
-			ReadFile: os.ReadFile, HostIPs: hostIPs, Allocatable: alloc,
+			ReadFile: os.ReadFile, ReadVolumeFile: volumeprep.ReadVolumeFile, HostIPs: hostIPs, Allocatable: alloc,
 		},
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
 		Backoff: b, History: o.History, HostSource: o.HostSource,

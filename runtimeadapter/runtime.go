@@ -103,6 +103,12 @@ type ContainerSpec struct {
 	// "container:<id>" to join a sandbox.
 	NetworkMode string
 	Hostname    string
+	// PidMode: "" a PID namespace of the container's own;
+	// "container:<id>" the PID namespace of container id, its pod's
+	// sandbox (shareProcessNamespace). On a sandbox, PidModePod: the pod's
+	// containers will join its PID namespace (a CRI runtime must be told
+	// when the sandbox is made; Docker needs nothing).
+	PidMode string
 
 	// PortBindings publish container ports on the host. Only a pod's
 	// sandbox has them: app containers join its network namespace, and
@@ -117,6 +123,10 @@ type ContainerSpec struct {
 	// User runs the container's processes as "uid" or "uid:gid"; "" keeps
 	// the image's user.
 	User string
+	// GroupAdd are supplemental groups (GIDs) of the container's
+	// processes, beside those the image's /etc/group gives its user (the
+	// pod's fsGroup, then supplementalGroups: Kubernetes' Merge policy).
+	GroupAdd []int64
 	// ReadOnlyRootfs mounts the container's root filesystem read-only.
 	ReadOnlyRootfs bool
 	// Privileged gives the container every capability and the host's
@@ -138,6 +148,9 @@ type ContainerSpec struct {
 	// on the host.
 	AppArmor string
 }
+
+// PidModePod is a sandbox's PidMode when its pod shares one PID namespace.
+const PidModePod = "pod"
 
 // The Seccomp and AppArmor values that run a container without a profile.
 const (

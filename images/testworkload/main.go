@@ -21,7 +21,11 @@
 // again.
 //
 // "testworkload check --file PATH" exits 0 if PATH exists and 1 otherwise,
-// for exec probes; "testworkload touch --file PATH" creates PATH.
+// for exec probes; "testworkload touch --file PATH [--content S]" creates
+// PATH (holding S when given).
+// "testworkload id" prints "uid=U gid=G groups=G1,G2" (its supplemental
+// groups, sorted); "testworkload ps" prints one "PID COMM" line per
+// process it can see in /proc (its PID namespace's).
 // "testworkload mkdir --dir PATH" creates directory PATH (for seccomp
 // tests: the mkdirat(2) system call) and prints "mkdir PATH: ok" (exit 0), "mkdir PATH: EPERM" (exit
 // 13) or "mkdir PATH: <error>" (exit 1).
@@ -38,6 +42,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -78,6 +84,12 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "tty" {
 		os.Exit(ttyCommand(os.Stdin, os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "id" {
+		os.Exit(idCommand())
+	}
+	if len(os.Args) > 1 && os.Args[1] == "ps" {
+		os.Exit(psCommand())
 	}
 	cfg, err := parse(os.Args[1:])
 	if err != nil {
@@ -201,17 +213,27 @@ func serve(addr string, healthy *atomic.Bool) {
 func fileCommand(name string, args []string) int {
 	fs := flag.NewFlagSet("testworkload "+name, flag.ContinueOnError)
 	path := fs.String("file", "", "file to "+name)
+	content := fs.String("content", "", "what touch writes into the file")
 	if err := fs.Parse(args); err != nil || *path == "" {
 		fmt.Fprintf(os.Stderr, "usage: testworkload %s --file PATH\n", name)
 		return 2
 	}
 	if name == "touch" {
-		f, err := os.OpenFile(*path, os.O_CREATE|os.O_WRONLY, 0o644)
+		flags := os.O_CREATE | os.O_WRONLY
+		if *content != "" {
+			flags |= os.O_TRUNC
+		}
+		f, err := os.OpenFile(*path, flags, 0o644)
+		if err == nil {
+			_, err = f.WriteString(*content)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "testworkload:", err)
 			return 1
 		}
-		f.Close()
 		return 0
 	}
 	if _, err := os.Stat(*path); err != nil {
@@ -246,6 +268,42 @@ func mkdirCommand(args []string) int {
 		fmt.Printf("mkdir %s: %v\n", *dir, err)
 		return 1
 	}
+}
+
+// idCommand prints the process's user, group and supplemental groups.
+func idCommand() int {
+	groups, err := os.Getgroups()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testworkload: getgroups:", err)
+		return 1
+	}
+	slices.Sort(groups)
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = strconv.Itoa(g)
+	}
+	fmt.Printf("uid=%d gid=%d groups=%s\n", os.Getuid(), os.Getgid(), strings.Join(names, ","))
+	return 0
+}
+
+// psCommand prints "PID COMM" for every process in /proc.
+func psCommand() int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testworkload:", err)
+		return 1
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if err != nil {
+			continue // gone since the listing
+		}
+		fmt.Printf("%s %s\n", e.Name(), strings.TrimSpace(string(comm)))
+	}
+	return 0
 }
 
 // burn spins forever on its own OS thread: one CPU busy.

@@ -61,15 +61,15 @@ type fieldRule struct {
 }
 
 const (
-	notSupported   = "not supported by actorlet"
-	notAllowed     = "not allowed on this node"
-	whyIgnored     = "ignored by actorlet"
-	whyHookTCP     = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
-	whyScheduling  = "ignored by actorlet: static pods are not scheduled"
-	whyTermMessage = "ignored by actorlet: termination messages are not read yet"
-	whyVolumeKind  = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
-	whyProjection  = "only downwardAPI, configMap and secret sources are projected"
-	whyEnvSource   = "only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"
+	notSupported    = "not supported by actorlet"
+	notAllowed      = "not allowed on this node"
+	whyIgnored      = "ignored by actorlet"
+	whyHookTCP      = "tcpSocket hooks are deprecated and not run; use exec, httpGet or sleep"
+	whyScheduling   = "ignored by actorlet: static pods are not scheduled"
+	whyTermMessage  = "ignored by actorlet: termination messages are not read yet"
+	whyVolumeKind   = "only emptyDir, hostPath, downwardAPI, configMap, secret and projected volumes are mounted"
+	whyProjection   = "only downwardAPI, configMap and secret sources are projected"
+	whyStrictGroups = "only Merge: Docker always adds the groups the image's /etc/group gives the container's user"
 )
 
 func allowHostPath(o ValidationOptions) bool   { return o.AllowHostPath }
@@ -140,7 +140,7 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.activeDeadlineSeconds", support: rejected},
 	{scope: podScope, path: "spec.hostPID", support: rejected},
 	{scope: podScope, path: "spec.hostIPC", support: rejected},
-	{scope: podScope, path: "spec.shareProcessNamespace", support: rejected},
+	{scope: podScope, path: "spec.shareProcessNamespace", support: supported}, // the sandbox's PID namespace, joined by every container
 	{scope: podScope, path: "spec.hostUsers", support: rejected, harmless: isTrue},
 	{scope: podScope, path: "spec.hostAliases", support: rejected},
 	{scope: podScope, path: "spec.dnsConfig", support: rejected},
@@ -148,8 +148,11 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.hostnameOverride", support: rejected},
 	{scope: podScope, path: "spec.runtimeClassName", support: rejected},
 	{scope: podScope, path: "spec.resourceClaims", support: rejected},
-	{scope: podScope, path: "spec.resources.limits", support: rejected},
-	{scope: podScope, path: "spec.resources.requests", support: ignored, why: whyIgnored},
+	// Pod-level resources (cpu and memory, checked in
+	// validatePodResources): requests count at admission, limits bound
+	// each container that sets none of its own.
+	{scope: podScope, path: "spec.resources.limits", support: supported},
+	{scope: podScope, path: "spec.resources.requests", support: supported},
 	{scope: podScope, path: "spec.resources.claims", support: rejected},
 	{scope: podScope, path: "spec.nodeName", support: ignored, why: "ignored by actorlet: a static pod runs on the node that reads it"},
 	{scope: podScope, path: "spec.nodeSelector", support: ignored, why: whyScheduling},
@@ -177,14 +180,21 @@ var supportTable = []fieldRule{
 	{scope: podScope, path: "spec.securityContext.runAsUser", support: supported},
 	{scope: podScope, path: "spec.securityContext.runAsGroup", support: supported},
 	{scope: podScope, path: "spec.securityContext.runAsNonRoot", support: supported},
-	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: rejected},
-	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
-	{scope: podScope, path: "spec.securityContext.fsGroup", support: rejected},
+	// supplementalGroups and fsGroup: every container's supplemental
+	// groups (IDs checked in validateSecurity); fsGroup also owns the
+	// volumes actorlet makes (emptyDir on disk, downwardAPI, configMap,
+	// secret, projected), as the kubelet's SetVolumeOwnership.
+	{scope: podScope, path: "spec.securityContext.supplementalGroups", support: supported},
+	{scope: podScope, path: "spec.securityContext.supplementalGroupsPolicy", support: rejected, why: whyStrictGroups, harmless: equals(string(v1.SupplementalGroupsPolicyMerge))},
+	{scope: podScope, path: "spec.securityContext.fsGroup", support: supported},
 	{scope: podScope, path: "spec.securityContext.sysctls", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seLinuxOptions", support: rejected},
 	{scope: podScope, path: "spec.securityContext.seccompProfile", support: supported},  // checked in validateSecurityProfiles,
 	{scope: podScope, path: "spec.securityContext.appArmorProfile", support: supported}, // checked in validateSecurityProfiles,
-	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: ignored, why: whyIgnored},
+	// Both policies give the same result on the volumes actorlet owns: it
+	// makes each of them (every file in it is its own or made after) and
+	// gives it to the fsGroup then, and after each write.
+	{scope: podScope, path: "spec.securityContext.fsGroupChangePolicy", support: supported},
 	{scope: podScope, path: "spec.securityContext.seLinuxChangePolicy", support: ignored, why: whyIgnored},
 	{scope: podScope, path: "spec.securityContext.windowsOptions", support: ignored, why: whyIgnored},
 
@@ -201,8 +211,8 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "env[*].valueFrom.resourceFieldRef", support: supported}, // resources checked in validateEnvSource
 	{scope: containerScope, path: "env[*].valueFrom.configMapKeyRef", support: supported},  // from the node's ConfigMaps
 	{scope: containerScope, path: "env[*].valueFrom.secretKeyRef", support: supported},     // from the node's Secrets
-	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: rejected, why: whyEnvSource, harmless: isAbsent},
-	{scope: containerScope, path: "envFrom", support: supported}, // checked in validateEnvFrom
+	{scope: containerScope, path: "env[*].valueFrom.fileKeyRef", support: supported},       // from the file in an emptyDir, checked in validateFileKeyRefs
+	{scope: containerScope, path: "envFrom", support: supported},                           // checked in validateEnvFrom
 	{scope: containerScope, path: "ports[*].name", support: supported},
 	{scope: containerScope, path: "ports[*].containerPort", support: supported},
 	{scope: containerScope, path: "ports[*].hostPort", support: supported},

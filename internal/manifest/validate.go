@@ -184,6 +184,7 @@ func validateSpec(spec *v1.PodSpec, path *field.Path) (warnings []string, errs f
 	warnings, errs = append(warnings, w...), append(errs, e...)
 	w, e = validateResources(spec, path)
 	warnings, errs = append(warnings, w...), append(errs, e...)
+	errs = append(errs, validateFileKeyRefs(spec, path)...)
 	errs = append(errs, validateSecurity(spec, path)...)
 	return warnings, errs
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // This file checks the values of the fields actorlet runs beyond names,
@@ -121,6 +122,57 @@ func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 		errs = append(errs, validateResourceField(rf, vp.Child("resourceFieldRef"), false)...)
 	}
 	return errs
+}
+
+// validateFileKeyRefs checks each env valueFrom.fileKeyRef (Kubernetes'
+// EnvFiles) as Kubernetes does: a volumeName naming an emptyDir volume of
+// the pod (on disk: a Memory one is a tmpfs of each container's, which
+// actorlet cannot read), a relative path within it, a key that is a
+// variable name.
+func validateFileKeyRefs(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, pc := range podContainers(spec, p) {
+		for i, e := range pc.c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.FileKeyRef == nil {
+				continue
+			}
+			r, fp := e.ValueFrom.FileKeyRef, pc.path.Child("env").Index(i).Child("valueFrom", "fileKeyRef")
+			vol := volumeNamed(spec, r.VolumeName)
+			switch {
+			case r.VolumeName == "":
+				errs = append(errs, field.Required(fp.Child("volumeName"), ""))
+			case vol == nil:
+				errs = append(errs, field.NotFound(fp.Child("volumeName"), r.VolumeName))
+			case vol.EmptyDir == nil && vol.VolumeSource != (v1.VolumeSource{}):
+				errs = append(errs, field.Invalid(fp.Child("volumeName"), r.VolumeName, "must be an emptyDir volume"))
+			case isMemoryEmptyDir(vol):
+				errs = append(errs, field.Forbidden(fp.Child("volumeName"), notSupported+": a Memory emptyDir is a tmpfs actorlet cannot read: use one on disk"))
+			}
+			switch {
+			case r.Path == "":
+				errs = append(errs, field.Required(fp.Child("path"), ""))
+			case path.IsAbs(r.Path):
+				errs = append(errs, field.Invalid(fp.Child("path"), r.Path, "must be a relative path"))
+			case hasBackstep(r.Path):
+				errs = append(errs, field.Invalid(fp.Child("path"), r.Path, "must not contain '..'"))
+			}
+			if r.Key == "" {
+				errs = append(errs, field.Required(fp.Child("key"), ""))
+			} else {
+				errs = append(errs, invalid(fp.Child("key"), r.Key, validation.IsEnvVarName(r.Key))...)
+			}
+		}
+	}
+	return errs
+}
+
+func volumeNamed(spec *v1.PodSpec, name string) *v1.Volume {
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == name {
+			return &spec.Volumes[i]
+		}
+	}
+	return nil
 }
 
 // validateResourceField checks a resourceFieldRef: a resource actorlet
@@ -322,8 +374,65 @@ func hasBackstep(s string) bool {
 	return slices.Contains(strings.Split(s, "/"), "..")
 }
 
+// validatePodResources checks the pod-level resources as Kubernetes does
+// (PodLevelResources): only cpu and memory (Kubernetes' hugepages are not
+// supported by actorlet, as in containers), values not negative, each
+// request at most its limit, each container's limit at most the pod's,
+// and the containers' effective requests together at most the pod's.
+func validatePodResources(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	if spec.Resources == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	rp := p.Child("resources")
+	supported := []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}
+	check := func(kind string, l v1.ResourceList) {
+		for _, name := range sortedNames(l) {
+			q, np := l[name], rp.Child(kind).Key(string(name))
+			switch {
+			case strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix):
+				errs = append(errs, field.Forbidden(np, notSupported+": only cpu and memory are applied"))
+			case name != v1.ResourceCPU && name != v1.ResourceMemory:
+				errs = append(errs, field.NotSupported(np, name, supported))
+			case q.Sign() < 0:
+				errs = append(errs, field.Invalid(np, q.String(), "must be greater than or equal to 0"))
+			case kind == "limits" && name == v1.ResourceMemory && !q.IsZero() && q.Value() < minMemoryLimit:
+				errs = append(errs, field.Invalid(np, q.String(), "must be 0 or at least 6Mi, Docker's minimum memory limit"))
+			}
+		}
+	}
+	check("limits", spec.Resources.Limits)
+	check("requests", spec.Resources.Requests)
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		lim, hasLim := spec.Resources.Limits[name]
+		if req, ok := spec.Resources.Requests[name]; ok && hasLim && req.Cmp(lim) > 0 {
+			errs = append(errs, field.Invalid(rp.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		}
+		if hasLim {
+			for _, pc := range podContainers(spec, p) {
+				if cl, ok := pc.c.Resources.Limits[name]; ok && cl.Cmp(lim) > 0 {
+					errs = append(errs, field.Invalid(pc.path.Child("resources", "limits").Key(string(name)), cl.String(), fmt.Sprintf("must be less than or equal to pod limits of %s", lim.String())))
+				}
+			}
+		}
+		if req, ok := spec.Resources.Requests[name]; ok {
+			// The containers' effective request, sidecars and init
+			// containers counted as Kubernetes counts them.
+			sum := resourcehelper.AggregateContainerRequests(&v1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})[name]
+			if sum.Cmp(req) > 0 {
+				errs = append(errs, field.Invalid(rp.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", sum.String())))
+			}
+		}
+	}
+	return errs
+}
+
 // validateResources checks every container's resource names and values.
 func validateResources(spec *v1.PodSpec, p *field.Path) (warnings []string, errs field.ErrorList) {
+	errs = validatePodResources(spec, p)
 	for _, pc := range podContainers(spec, p) {
 		res := pc.c.Resources
 		rp := pc.path.Child("resources")
@@ -400,6 +509,12 @@ func validateSecurity(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	pp := p.Child("securityContext")
 	addAll(validateIDs(psc.RunAsUser, psc.RunAsGroup, pp))
+	for i, g := range psc.SupplementalGroups {
+		addAll(invalid(pp.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g)))
+	}
+	if psc.FSGroup != nil {
+		addAll(invalid(pp.Child("fsGroup"), *psc.FSGroup, validation.IsValidGroupID(*psc.FSGroup)))
+	}
 
 	for _, pc := range podContainers(spec, p) {
 		sc := pc.c.SecurityContext

@@ -301,9 +301,25 @@ func TestValidateRun(t *testing.T) {
 		}},
 		{name: "extended resource", mutate: setResources(v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, nil),
 			wantErrs: []string{"spec.containers[0].resources.limits[nvidia.com/gpu]: Forbidden: not supported by actorlet"}},
-		{name: "pod-level resources", mutate: func(p *v1.Pod) {
-			p.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}
-		}, wantErrs: []string{"spec.resources.limits: Forbidden: not supported by actorlet"}},
+		// Pod-level resources, checked as Kubernetes checks them.
+		{name: "pod-level resources", mutate: podResources(v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("200Mi")},
+			v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("100Mi")})},
+		{name: "pod-level pids (not a pod-level resource of Kubernetes 1.37)", mutate: podResources(v1.ResourceList{"pids": resource.MustParse("2048")}, nil),
+			wantErrs: []string{`spec.resources.limits[pids]: Unsupported value: "pids": supported values: "cpu", "memory"`}},
+		{name: "pod-level hugepages", mutate: podResources(v1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}, nil),
+			wantErrs: []string{"spec.resources.limits[hugepages-2Mi]: Forbidden: not supported by actorlet"}},
+		{name: "pod-level memory limit below Docker's minimum", mutate: podResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Mi")}, nil),
+			wantErrs: []string{`spec.resources.limits[memory]: Invalid value: "1Mi": must be 0 or at least 6Mi`}},
+		{name: "pod-level request above its limit", mutate: podResources(v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}, v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}),
+			wantErrs: []string{`spec.resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1`}},
+		{name: "container limit above the pod's", mutate: func(p *v1.Pod) {
+			podResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}, nil)(p)
+			setResources(v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")}, nil)(p)
+		}, wantErrs: []string{`spec.containers[0].resources.limits[memory]: Invalid value: "128Mi": must be less than or equal to pod limits of 64Mi`}},
+		{name: "container requests above the pod's", mutate: func(p *v1.Pod) {
+			podResources(nil, v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")})(p)
+			setResources(nil, v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")})(p)
+		}, wantErrs: []string{`spec.resources.requests[cpu]: Invalid value: "100m": must be greater than or equal to aggregate container requests of 250m`}},
 
 		// Security.
 		{name: "runAsUser and runAsGroup", mutate: setSC(&v1.SecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(1000))})},
@@ -351,8 +367,21 @@ func TestValidateRun(t *testing.T) {
 			wantErrs: []string{"spec.containers[0].securityContext.privileged: Forbidden: not allowed on this node"}},
 		{name: "procMount Unmasked", mutate: setSC(&v1.SecurityContext{ProcMount: ptr(v1.UnmaskedProcMount)}),
 			wantErrs: []string{"spec.containers[0].securityContext.procMount: Forbidden: not supported by actorlet"}},
-		{name: "supplementalGroups", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5} },
-			wantErrs: []string{"spec.securityContext.supplementalGroups: Forbidden: not supported by actorlet"}},
+		{name: "supplementalGroups", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5} }},
+		{name: "supplementalGroups invalid", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{5, -1} },
+			wantErrs: []string{"spec.securityContext.supplementalGroups[1]: Invalid value: -1"}},
+		{name: "supplementalGroupsPolicy Merge", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SupplementalGroupsPolicy = ptr(v1.SupplementalGroupsPolicyMerge)
+		}},
+		{name: "supplementalGroupsPolicy Strict", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.SupplementalGroupsPolicy = ptr(v1.SupplementalGroupsPolicyStrict)
+		}, wantErrs: []string{"spec.securityContext.supplementalGroupsPolicy: Forbidden: not supported by actorlet: only Merge: Docker always adds the groups"}},
+		{name: "fsGroup and fsGroupChangePolicy", mutate: func(p *v1.Pod) {
+			p.Spec.SecurityContext.FSGroup = ptr(int64(2000))
+			p.Spec.SecurityContext.FSGroupChangePolicy = ptr(v1.FSGroupChangeOnRootMismatch)
+		}},
+		{name: "fsGroup invalid", mutate: func(p *v1.Pod) { p.Spec.SecurityContext.FSGroup = ptr(int64(-2)) },
+			wantErrs: []string{"spec.securityContext.fsGroup: Invalid value: -2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -450,4 +479,9 @@ func downwardVol(name string, mode *int32, items ...v1.DownwardAPIVolumeFile) v1
 
 func dItem(p, fieldPath string) v1.DownwardAPIVolumeFile {
 	return v1.DownwardAPIVolumeFile{Path: p, FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fieldPath}}
+}
+
+// podResources sets the pod-level limits and requests.
+func podResources(limits, requests v1.ResourceList) func(*v1.Pod) {
+	return func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Limits: limits, Requests: requests} }
 }

@@ -217,9 +217,18 @@ func TestValidate(t *testing.T) {
 		{name: "env valueFrom secretKeyRef", mutate: func(p *v1.Pod) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", Value: "x"}, {Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
 		}, wantErrs: []string{"spec.containers[0].env[1].valueFrom.secretKeyRef.name: Required value"}},
-		{name: "env valueFrom fileKeyRef", mutate: func(p *v1.Pod) {
-			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "B", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k", Path: "p", VolumeName: "v"}}}}
-		}, wantErrs: []string{"spec.containers[0].env[0].valueFrom.fileKeyRef: Forbidden: not supported by actorlet: only valueFrom.fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are resolved"}},
+		{name: "env valueFrom fileKeyRef", mutate: fileKeyRefPod(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, v1.FileKeySelector{Key: "K", Path: "sub/p.env", VolumeName: "v"})},
+		{name: "env valueFrom fileKeyRef: no such volume", mutate: fileKeyRefPod(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, v1.FileKeySelector{Key: "K", Path: "p", VolumeName: "w"}),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: "w"`}},
+		{name: "env valueFrom fileKeyRef: not an emptyDir", mutate: fileKeyRefPod(v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}, v1.FileKeySelector{Key: "K", Path: "p", VolumeName: "v"}),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "v": must be an emptyDir volume`}},
+		{name: "env valueFrom fileKeyRef: a Memory emptyDir", mutate: fileKeyRefPod(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}, v1.FileKeySelector{Key: "K", Path: "p", VolumeName: "v"}),
+			wantErrs:  []string{`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Forbidden: not supported by actorlet: a Memory emptyDir is a tmpfs`},
+			wantWarns: []string{"spec.volumes[0].emptyDir.medium: Memory: the tmpfs is private to its container"}},
+		{name: "env valueFrom fileKeyRef: path and key", mutate: fileKeyRefPod(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, v1.FileKeySelector{Key: "1K", Path: "../p", VolumeName: "v"}),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: "../p": must not contain '..'`, `spec.containers[0].env[0].valueFrom.fileKeyRef.key: Invalid value: "1K"`}},
+		{name: "env valueFrom fileKeyRef: absolute path", mutate: fileKeyRefPod(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, v1.FileKeySelector{Key: "K", Path: "/p", VolumeName: "v"}),
+			wantErrs: []string{`spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: "/p": must be a relative path`}},
 		{name: "sidecar", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
 			probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
@@ -330,4 +339,13 @@ func setEnv(name string) func(*v1.Pod) {
 
 func setSC(sc *v1.SecurityContext) func(*v1.Pod) {
 	return func(pod *v1.Pod) { pod.Spec.Containers[0].SecurityContext = sc }
+}
+
+// fileKeyRefPod gives the pod a volume "v" of source vs and its first
+// container a variable from ref.
+func fileKeyRefPod(vs v1.VolumeSource, ref v1.FileKeySelector) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: vs}}
+		p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "B", ValueFrom: &v1.EnvVarSource{FileKeyRef: &ref}}}
+	}
 }

@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,12 @@ type SpecOptions struct {
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a limit a container does not set resolves to it. Empty: unknown.
 	Allocatable v1.ResourceList
+	// ReadVolumeFile reads the file name (relative) inside the volume
+	// directory dir without leaving it, not even through a symbolic link
+	// a container made there (volumeprep.ReadVolumeFile in the agent):
+	// env valueFrom.fileKeyRef. nil makes a container with one fail to
+	// start (CreateContainerConfigError).
+	ReadVolumeFile func(dir, name string) ([]byte, error)
 	// SecretsOnDisk keeps secret volumes (and projected volumes with a
 	// secret source) on the disk of RootDir, under their 0700 parent,
 	// rather than on a tmpfs mounted on each (the default when the agent
@@ -51,7 +58,8 @@ type SpecOptions struct {
 // these options whose sandbox has address sandboxIP ("" when not known;
 // a hostNetwork pod has the node's addresses).
 func (o SpecOptions) DownwardFor(node string, pod *v1.Pod, sandboxIP string) Downward {
-	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable}
+	return Downward{NodeName: node, HostIPs: o.HostIPs, PodIPs: PodIPsFor(pod, sandboxIP, o.HostIPs), Allocatable: o.Allocatable,
+		RootDir: o.RootDir, ReadVolumeFile: o.ReadVolumeFile}
 }
 
 // CFS and shares constants, as the kubelet uses them.
@@ -95,8 +103,16 @@ func hostname(pod *v1.Pod) string {
 	return h
 }
 
+// sharesPID: the pod's containers share one PID namespace, the sandbox's
+// (shareProcessNamespace), as the kubelet shares it: the pause process
+// is PID 1 and reaps the others' orphans.
+func sharesPID(pod *v1.Pod) bool {
+	return pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace
+}
+
 // SandboxSpec is the runtime spec of a pod's sandbox: the container that
-// holds the pod's network namespace (the pause image). On the pod network
+// holds the pod's network namespace (the pause image), and its PID
+// namespace with shareProcessNamespace (hostNetwork or not). On the pod network
 // it has the pod's hostname and publishes every app container's ports that
 // have a hostPort (app containers share its network namespace, so this is
 // where Docker must bind them); with hostNetwork it has neither (the
@@ -107,6 +123,9 @@ func SandboxSpec(node string, pod *v1.Pod, image string, attempt int) runtimeada
 		Name:   runtimeadapter.ContainerName(runtimeadapter.SandboxName, pod.Name, pod.Namespace, string(pod.UID), attempt),
 		Image:  image,
 		Labels: m.Labels(),
+	}
+	if sharesPID(pod) {
+		s.PidMode = runtimeadapter.PidModePod
 	}
 	if pod.Spec.HostNetwork {
 		s.NetworkMode = "host"
@@ -165,6 +184,8 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 // mounts need are listed by PodDirs and made by volumeprep.Prepare.
 //
 // It maps, as the kubelet does:
+//   - the sandbox's network namespace (else the host's, with
+//     hostNetwork) and, with shareProcessNamespace, its PID namespace;
 //   - command, args (with $(VAR) references to the container's env
 //     expanded), workingDir;
 //   - env: values (expanded with the variables defined before them) and
@@ -182,10 +203,13 @@ func AppSpec(node string, pod *v1.Pod, c *v1.Container, sandboxID string, restar
 //     read-only bind mount of the directory volumeprep writes, see
 //     DownwardAPIPath);
 //   - resources: limits.memory → memory limit (no swap), limits.cpu → CFS
-//     quota per 100 ms period (at least 1 ms), requests.cpu (else
-//     limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in [2, 262144];
+//     quota per 100 ms period (at least 1 ms), each limit not set being
+//     the pod-level one (effectiveLimits), requests.cpu (else the
+//     container's limits.cpu) → CPU shares, milliCPU × 1024 / 1000 in
+//     [2, 262144];
 //   - securityContext (the container's, else the pod's runAsUser and
-//     runAsGroup): user "uid[:gid]", readOnlyRootFilesystem, privileged
+//     runAsGroup): user "uid[:gid]", the pod's fsGroup and
+//     supplementalGroups as supplemental groups (see supplementalGroups), readOnlyRootFilesystem, privileged
 //     (opts.AllowPrivileged only), capabilities add/drop,
 //     allowPrivilegeEscalation: false → no-new-privileges.
 //
@@ -214,6 +238,9 @@ func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sand
 	} else {
 		s.NetworkMode = "container:" + sandboxID
 	}
+	if sharesPID(pod) {
+		s.PidMode = "container:" + sandboxID
+	}
 	env, vars, err := containerEnv(d, pod, c)
 	if err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
@@ -224,20 +251,24 @@ func AppSpecFor(opts SpecOptions, d Downward, pod *v1.Pod, c *v1.Container, sand
 	if s.Mounts, err = mounts(opts, pod, c); err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}
-	s.Resources = resources(c)
+	s.Resources = resources(pod, c)
 	if err := applySecurity(opts, pod, c, &s); err != nil {
 		return runtimeadapter.ContainerSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
 	}
 	return s, nil
 }
 
-// resources maps c's resources as the kubelet does (see AppSpecWith).
-func resources(c *v1.Container) runtimeadapter.Resources {
+// resources maps c's resources as the kubelet does (see AppSpecWith);
+// a cpu or memory limit c does not set is the pod's (pod-level
+// spec.resources.limits), which the kubelet puts on the pod's cgroup
+// instead: see effectiveLimits.
+func resources(pod *v1.Pod, c *v1.Container) runtimeadapter.Resources {
 	var r runtimeadapter.Resources
-	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+	limits := effectiveLimits(pod, c)
+	if q, ok := limits[v1.ResourceMemory]; ok {
 		r.MemoryBytes = q.Value()
 	}
-	if q, ok := c.Resources.Limits[v1.ResourceCPU]; ok && !q.IsZero() {
+	if q, ok := limits[v1.ResourceCPU]; ok && !q.IsZero() {
 		r.CPUPeriod = cpuPeriod
 		r.CPUQuota = max(q.MilliValue()*cpuPeriod/1000, minCPUQuota)
 	}
@@ -249,6 +280,29 @@ func resources(c *v1.Container) runtimeadapter.Resources {
 		r.CPUShares = min(max(req.MilliValue()*sharesPerCPU/1000, minShares), maxShares)
 	}
 	return r
+}
+
+// effectiveLimits are c's limits, with the pod-level limit of cpu and
+// memory where c sets none. The kubelet bounds the pod's containers
+// together with a pod cgroup of those limits; actorlet, on Docker's
+// per-container cgroups, bounds each such container by the whole pod
+// limit (so their sum may exceed it: see the README).
+func effectiveLimits(pod *v1.Pod, c *v1.Container) v1.ResourceList {
+	if pod.Spec.Resources == nil || len(pod.Spec.Resources.Limits) == 0 {
+		return c.Resources.Limits
+	}
+	out := c.Resources.Limits.DeepCopy()
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		if q, ok := pod.Spec.Resources.Limits[name]; ok {
+			if _, own := out[name]; !own {
+				if out == nil {
+					out = v1.ResourceList{}
+				}
+				out[name] = q
+			}
+		}
+	}
+	return out
 }
 
 // applySecurity sets s's user and security settings from c's security
@@ -284,6 +338,7 @@ func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeada
 		}
 		s.Privileged = true
 	}
+	s.GroupAdd = supplementalGroups(psc)
 	s.ReadOnlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 	s.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
 	if caps := sc.Capabilities; caps != nil {
@@ -300,4 +355,21 @@ func applySecurity(opts SpecOptions, pod *v1.Pod, c *v1.Container, s *runtimeada
 	}
 	s.AppArmor, err = appArmorProfile(pod, c)
 	return err
+}
+
+// supplementalGroups are the groups the kubelet adds to every container's
+// processes: the pod's fsGroup, then its supplementalGroups, each once.
+// The runtime adds those the image's /etc/group gives the user
+// (supplementalGroupsPolicy Merge; Strict is refused at validation).
+func supplementalGroups(psc v1.PodSecurityContext) []int64 {
+	var out []int64
+	if psc.FSGroup != nil {
+		out = append(out, *psc.FSGroup)
+	}
+	for _, g := range psc.SupplementalGroups {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -1,7 +1,10 @@
 package podsync
 
 import (
+	"io/fs"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +88,29 @@ func TestHostNetwork(t *testing.T) {
 	}
 	if s.Labels[runtimeadapter.LabelContainerType] != "sandbox" {
 		t.Errorf("sandbox type label %q", s.Labels[runtimeadapter.LabelContainerType])
+	}
+}
+
+// shareProcessNamespace: the sandbox says its pod shares its PID
+// namespace and every container joins it, with hostNetwork too; without
+// it each container has its own.
+func TestShareProcessNamespace(t *testing.T) {
+	for _, hostNetwork := range []bool{false, true} {
+		pod := testPod(v1.RestartPolicyAlways, "app")
+		pod.Spec.HostNetwork = hostNetwork
+		if s := SandboxSpec(node, pod, "pause:1", 0); s.PidMode != "" {
+			t.Errorf("hostNetwork %v: sandbox PID mode %q without shareProcessNamespace", hostNetwork, s.PidMode)
+		}
+		if s := AppSpec(node, pod, &pod.Spec.Containers[0], "sb", 0); s.PidMode != "" {
+			t.Errorf("hostNetwork %v: app PID mode %q without shareProcessNamespace", hostNetwork, s.PidMode)
+		}
+		pod.Spec.ShareProcessNamespace = ptr.To(true)
+		if s := SandboxSpec(node, pod, "pause:1", 0); s.PidMode != runtimeadapter.PidModePod {
+			t.Errorf("hostNetwork %v: sandbox PID mode %q, want %q", hostNetwork, s.PidMode, runtimeadapter.PidModePod)
+		}
+		if s := AppSpec(node, pod, &pod.Spec.Containers[0], "sb", 0); s.PidMode != "container:sb" {
+			t.Errorf("hostNetwork %v: app PID mode %q, want container:sb", hostNetwork, s.PidMode)
+		}
 	}
 }
 
@@ -253,9 +279,26 @@ func TestAppSpecEnv(t *testing.T) {
 		{name: "secretKeyRef without the secret", mutate: func(_ *v1.Pod, c *v1.Container) {
 			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "db"}, Key: "k"}}}}
 		}, wantErr: `env[0].valueFrom.secretKeyRef: secret "db" not found`},
-		{name: "fileKeyRef", mutate: func(_ *v1.Pod, c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
-		}, wantErr: "env[0].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are supported"},
+		// fileKeyRef: read from the pod's emptyDir at creation (here a
+		// map of files by host path), the kubelet's env file format.
+		{name: "fileKeyRef", opts: envFiles(map[string]string{"config.env": "DB_ADDRESS='address'\nREST_ENDPOINT='endpoint'\n"}), mutate: fileKeyRef("REST_ENDPOINT", false),
+			check: wantEnv("DB=endpoint")},
+		{name: "fileKeyRef in a subdirectory, multi-line", opts: envFiles(map[string]string{"sub/x.env": "# set by init\nDB='a\nb' # two lines\n"}),
+			mutate: func(p *v1.Pod, c *v1.Container) {
+				fileKeyRef("DB", false)(p, c)
+				c.Env[0].ValueFrom.FileKeyRef.Path = "sub/x.env"
+			}, check: wantEnv("DB=a\nb")},
+		{name: "fileKeyRef: missing key", opts: envFiles(map[string]string{"config.env": "OTHER='x'\n"}), mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: key "DB_ADDRESS" not found in file "config.env" of volume "config"`},
+		{name: "fileKeyRef: missing key, optional", opts: envFiles(map[string]string{"config.env": "OTHER='x'\n"}), mutate: fileKeyRef("DB_ADDRESS", true),
+			check: wantEnv()},
+		{name: "fileKeyRef: missing file", opts: envFiles(nil), mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": open config.env: file does not exist`},
+		{name: "fileKeyRef: missing file, optional", opts: envFiles(nil), mutate: fileKeyRef("DB_ADDRESS", true), check: wantEnv()},
+		{name: "fileKeyRef: not an env file", opts: envFiles(map[string]string{"config.env": "DB_ADDRESS=address\n"}), mutate: fileKeyRef("DB_ADDRESS", true),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": line 1: the value of DB_ADDRESS must be in single quotes`},
+		{name: "fileKeyRef without a reader", opts: SpecOptions{RootDir: "/r"}, mutate: fileKeyRef("DB_ADDRESS", false),
+			wantErr: `env[0].valueFrom.fileKeyRef: file "config.env" of volume "config": volume files cannot be read here`},
 	})
 }
 
@@ -424,7 +467,28 @@ func TestAppSpecResources(t *testing.T) {
 		{name: "memory request and ephemeral-storage: informational", mutate: res(
 			v1.ResourceList{v1.ResourceEphemeralStorage: q("1Gi")}, v1.ResourceList{v1.ResourceMemory: q("1Gi"), v1.ResourceEphemeralStorage: q("1Gi")}),
 			check: want(runtimeadapter.Resources{})},
+		// Pod-level limits bound a container that sets none of its own
+		// (the documentation's pod-level-resources.yaml); its own win.
+		{name: "pod-level limits, none of its own", mutate: podRes(v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("200Mi")}, nil, nil),
+			check: want(runtimeadapter.Resources{MemoryBytes: 200 << 20, CPUPeriod: 100_000, CPUQuota: 100_000})},
+		{name: "pod-level limits, its own win", mutate: podRes(v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("200Mi")},
+			v1.ResourceList{v1.ResourceCPU: q("500m"), v1.ResourceMemory: q("100Mi")}, v1.ResourceList{v1.ResourceCPU: q("500m")}),
+			check: want(runtimeadapter.Resources{MemoryBytes: 100 << 20, CPUPeriod: 100_000, CPUQuota: 50_000, CPUShares: 512})},
+		{name: "pod-level memory limit, own cpu limit", mutate: podRes(v1.ResourceList{v1.ResourceMemory: q("64Mi")}, v1.ResourceList{v1.ResourceCPU: q("250m")}, nil),
+			check: want(runtimeadapter.Resources{MemoryBytes: 64 << 20, CPUPeriod: 100_000, CPUQuota: 25_000, CPUShares: 256})},
+		{name: "pod-level requests only: shares stay the container's", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1")}}
+		}, check: want(runtimeadapter.Resources{})},
 	})
+}
+
+// podRes sets the pod-level limits and the container's limits and
+// requests.
+func podRes(pod, limits, requests v1.ResourceList) func(*v1.Pod, *v1.Container) {
+	return func(p *v1.Pod, c *v1.Container) {
+		p.Spec.Resources = &v1.ResourceRequirements{Limits: pod}
+		c.Resources = v1.ResourceRequirements{Limits: limits, Requests: requests}
+	}
 }
 
 func TestAppSpecSecurity(t *testing.T) {
@@ -435,10 +499,11 @@ func TestAppSpecSecurity(t *testing.T) {
 		User                                  string
 		ReadOnlyRootfs, Privileged, NoNewPriv bool
 		CapAdd, CapDrop                       []string
+		GroupAdd                              []int64
 	}
 	want := func(w sec) func(*testing.T, runtimeadapter.ContainerSpec) {
 		return func(t *testing.T, s runtimeadapter.ContainerSpec) {
-			got := sec{s.User, s.ReadOnlyRootfs, s.Privileged, s.NoNewPrivileges, s.CapAdd, s.CapDrop}
+			got := sec{s.User, s.ReadOnlyRootfs, s.Privileged, s.NoNewPrivileges, s.CapAdd, s.CapDrop, s.GroupAdd}
 			if !reflect.DeepEqual(got, w) {
 				t.Errorf("security %+v, want %+v", got, w)
 			}
@@ -457,6 +522,17 @@ func TestAppSpecSecurity(t *testing.T) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To(int64(1)), RunAsGroup: ptr.To(int64(2))}
 			c.SecurityContext = &v1.SecurityContext{RunAsUser: ptr.To(int64(10))}
 		}, check: want(sec{User: "10:2"})},
+		// The kubelet's order: fsGroup first, then supplementalGroups.
+		{name: "supplementalGroups", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To(int64(1000)), SupplementalGroups: []int64{4000, 4001}}
+		}, check: want(sec{User: "1000", GroupAdd: []int64{4000, 4001}})},
+		{name: "fsGroup", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To(int64(2000))}
+		}, check: want(sec{GroupAdd: []int64{2000}})},
+		{name: "fsGroup then supplementalGroups, each once", mutate: func(p *v1.Pod, _ *v1.Container) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To(int64(2000)), SupplementalGroups: []int64{4000, 2000},
+				SupplementalGroupsPolicy: ptr.To(v1.SupplementalGroupsPolicyMerge)}
+		}, check: want(sec{GroupAdd: []int64{2000, 4000}})},
 		{name: "runAsGroup alone", mutate: sc(&v1.SecurityContext{RunAsGroup: ptr.To(int64(3000))}),
 			wantErr: "securityContext.runAsGroup 3000 needs runAsUser"},
 		{name: "readOnlyRootFilesystem", mutate: sc(&v1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}), check: want(sec{ReadOnlyRootfs: true})},
@@ -470,4 +546,35 @@ func TestAppSpecSecurity(t *testing.T) {
 		{name: "privileged allowed", opts: SpecOptions{AllowPrivileged: true}, mutate: sc(&v1.SecurityContext{Privileged: ptr.To(true)}),
 			check: want(sec{Privileged: true})},
 	})
+}
+
+// envFiles are SpecOptions whose ReadVolumeFile serves files (by path in
+// the "config" emptyDir of testPod's pod under /r).
+func envFiles(files map[string]string) SpecOptions {
+	dir := EmptyDirPath("/r", "uid-1234567890", "config")
+	return SpecOptions{RootDir: "/r", ReadVolumeFile: func(d, name string) ([]byte, error) {
+		if data, ok := files[filepath.ToSlash(name)]; ok && d == dir {
+			return []byte(data), nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}}
+}
+
+// fileKeyRef gives the pod an emptyDir "config" and c the variable DB
+// from key of its config.env.
+func fileKeyRef(key string, optional bool) func(*v1.Pod, *v1.Container) {
+	return func(p *v1.Pod, c *v1.Container) {
+		p.Spec.Volumes = []v1.Volume{{Name: "config", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+		c.Env = []v1.EnvVar{{Name: "DB", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{
+			VolumeName: "config", Path: "config.env", Key: key, Optional: ptr.To(optional)}}}}
+	}
+}
+
+// wantEnv checks the spec's env is exactly want.
+func wantEnv(want ...string) func(*testing.T, runtimeadapter.ContainerSpec) {
+	return func(t *testing.T, s runtimeadapter.ContainerSpec) {
+		if !slices.Equal(s.Env, want) {
+			t.Errorf("env %q, want %q", s.Env, want)
+		}
+	}
 }

@@ -115,6 +115,16 @@ func TestDownwardResourceFieldRef(t *testing.T) {
 			}
 		})
 	}
+
+	// A pod-level limit is the limit of a container that sets none.
+	withPod := pod.DeepCopy()
+	withPod.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: q("200Mi")}}
+	for c, want := range map[string]string{"side": "200", "app": "64"} {
+		got, err := d.ResourceFieldRef(withPod, nil, &v1.ResourceFieldSelector{Resource: "limits.memory", ContainerName: c, Divisor: q("1Mi")})
+		if err != nil || got != want {
+			t.Errorf("limits.memory of %s with a pod-level limit of 200Mi: %q, %v; want %q", c, got, err, want)
+		}
+	}
 }
 
 func TestAppSpecForEnv(t *testing.T) {

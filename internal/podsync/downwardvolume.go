@@ -102,6 +102,10 @@ type WrittenVolume struct {
 	// Tmpfs: the files are secrets, kept on a tmpfs (see SecretPath),
 	// unless SpecOptions.SecretsOnDisk.
 	Tmpfs bool
+	// Group is the pod's fsGroup: Dir and everything in it belong to
+	// this group (directories setgid), and Files' modes already have the
+	// group read bits FSGroupFileMode adds (the volume is read-only).
+	Group *int64
 }
 
 // DownwardAPIFiles is VolumeFiles (it was the name when only downwardAPI
@@ -342,6 +346,12 @@ func writtenVolumes(opts SpecOptions, objs Objects, pod *v1.Pod) ([]WrittenVolum
 			return nil, err
 		default:
 			wv.Files = files
+		}
+		if wv.Group = FSGroup(pod); wv.Group != nil {
+			for p, f := range wv.Files {
+				f.Mode = FSGroupFileMode(f.Mode, true)
+				wv.Files[p] = f
+			}
 		}
 		out = append(out, wv)
 	}

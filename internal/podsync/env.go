@@ -57,6 +57,10 @@ type Downward struct {
 	// refers to: env valueFrom.configMapKeyRef and secretKeyRef, envFrom,
 	// and configMap, secret and projected volumes resolve them.
 	Objects Objects
+	// RootDir and ReadVolumeFile: an env valueFrom.fileKeyRef reads its
+	// file in the pod's emptyDir (see SpecOptions.ReadVolumeFile).
+	RootDir        string
+	ReadVolumeFile func(dir, name string) ([]byte, error)
 }
 
 // NeedsPodIP reports whether c's env names the pod's address
@@ -144,7 +148,7 @@ func subscript(path, prefix string) (string, bool) {
 // before it (envFrom's included) expanded; a valueFrom.fieldRef is
 // resolved by Downward.FieldRef, a valueFrom.resourceFieldRef by
 // Downward.ResourceFieldRef, a configMapKeyRef or secretKeyRef from
-// d.Objects (none expanded). A ConfigMap, Secret or key that is missing
+// d.Objects, a fileKeyRef from its file (fileKeyValue; none expanded). A ConfigMap, Secret or key that is missing
 // and not optional is an *ObjectError with the kubelet's words; an
 // optional one leaves the variable out (envFrom: the source).
 func containerEnv(d Downward, pod *v1.Pod, c *v1.Container) ([]string, map[string]string, error) {
@@ -205,8 +209,17 @@ func containerEnv(d Downward, pod *v1.Pod, c *v1.Container) ([]string, map[strin
 				continue
 			}
 			val = v
+		case e.ValueFrom.FileKeyRef != nil:
+			v, ok, err := fileKeyValue(d, pod, e.ValueFrom.FileKeyRef)
+			if err != nil {
+				return nil, nil, fmt.Errorf("env[%d].valueFrom.fileKeyRef: %w", i, err)
+			}
+			if !ok {
+				continue
+			}
+			val = v
 		default:
-			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are supported by actorlet", i)
+			return nil, nil, fmt.Errorf("env[%d].valueFrom: only fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef and fileKeyRef are supported by actorlet", i)
 		}
 		set(e.Name, val)
 	}

@@ -85,13 +85,17 @@ type hashedSandbox struct {
 	HostNetwork  bool                         `json:"hostNetwork,omitempty"`
 	PortBindings []runtimeadapter.PortBinding `json:"portBindings,omitempty"`
 	Hostname     string                       `json:"hostname,omitempty"`
+	// SharePID: absent when false, so sandboxes made before actorlet
+	// honoured shareProcessNamespace keep their hash.
+	SharePID bool `json:"shareProcessNamespace,omitempty"`
 }
 
 // SandboxHash returns the spec hash of a pod's sandbox: its network
-// (hostNetwork, the host ports it publishes) and hostname. Docker binds
+// (hostNetwork, the host ports it publishes), hostname and PID namespace
+// (shareProcessNamespace: every container joins it when it is made). Docker binds
 // ports only when the sandbox is created, so a host port edit replaces it.
 func SandboxHash(pod *v1.Pod) string {
-	return hashJSON(hashedSandbox{HostNetwork: pod.Spec.HostNetwork, PortBindings: PortBindings(pod), Hostname: pod.Spec.Hostname})
+	return hashJSON(hashedSandbox{HostNetwork: pod.Spec.HostNetwork, PortBindings: PortBindings(pod), Hostname: pod.Spec.Hostname, SharePID: sharesPID(pod)})
 }
 
 func hashJSON(v any) string {

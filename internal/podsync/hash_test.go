@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 // The golden values pin the hash: if this test fails, an upgrade of
@@ -45,6 +46,15 @@ func TestContainerHashIgnoresUnrunFields(t *testing.T) {
 func TestSandboxHash(t *testing.T) {
 	p := &v1.Pod{}
 	h1 := SandboxHash(p)
+	p.Spec.ShareProcessNamespace = ptr.To(false)
+	if SandboxHash(p) != h1 {
+		t.Fatal("shareProcessNamespace: false changed the sandbox hash")
+	}
+	p.Spec.ShareProcessNamespace = ptr.To(true)
+	if SandboxHash(p) == h1 {
+		t.Fatal("shareProcessNamespace did not change the sandbox hash")
+	}
+	p.Spec.ShareProcessNamespace = nil
 	p.Spec.HostNetwork = true
 	if SandboxHash(p) == h1 {
 		t.Fatal("hostNetwork change did not change the sandbox hash")

@@ -30,8 +30,8 @@ var ResourceFieldNames = []string{
 
 // ResourceFieldRef resolves a resourceFieldRef of container c (or of the
 // container ref.ContainerName names, when set) of pod, as the kubelet
-// does: a limit the container does not set is the node's allocatable
-// amount (d.Allocatable; an error when unknown); a request it does not
+// does: a limit the container does not set is the pod-level one, else
+// the node's allocatable amount (d.Allocatable; an error when unknown); a request it does not
 // set is 0. The value is divided by ref.Divisor (1 when zero) and rounded
 // up: CPU in millicores, memory and ephemeral storage in bytes.
 func (d Downward) ResourceFieldRef(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
@@ -59,7 +59,7 @@ func (d Downward) ResourceFieldRef(pod *v1.Pod, c *v1.Container, ref *v1.Resourc
 	}
 	var q resource.Quantity
 	if kind == "limits" {
-		v, set := c.Resources.Limits[rn]
+		v, set := effectiveLimits(pod, c)[rn]
 		if !set {
 			v, set = d.Allocatable[rn]
 			if !set {

@@ -46,12 +46,17 @@ type PodDir struct {
 	// Mode is the permission to create Path (and missing parents) with,
 	// umask ignored. An existing path is left as it is.
 	Mode fs.FileMode
+	// Group, when set (the pod's fsGroup, on a disk emptyDir volume's
+	// directory), is the group a new Path is given (Mode then has setgid
+	// and group rwx, see FSGroupDirMode).
+	Group *int64
 }
 
 // PodDirs lists, parents first, the directories pod's app containers need
 // (volumeprep.Prepare makes them): the pod's directory and its volumes
 // directory (0750), each disk-backed emptyDir volume (its emptyDir.mode,
-// else 0777, so a container's non-root user can write), each subPath mounted from one
+// else 0777, so a container's non-root user can write; with fsGroup, owned
+// by that group with setgid and group rwx, as the kubelet leaves it), each subPath mounted from one
 // (0777) or from a hostPath volume (0755), and, with opts.AllowHostPath,
 // the path of each hostPath volume of type "" or DirectoryOrCreate (0755:
 // the kubelet creates these, "" because container runtimes do). Nothing is
@@ -60,12 +65,13 @@ type PodDir struct {
 func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 	var out []PodDir
 	seen := map[string]bool{}
-	add := func(p string, mode fs.FileMode) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, PodDir{Path: p, Mode: mode})
+	addDir := func(d PodDir) {
+		if !seen[d.Path] {
+			seen[d.Path] = true
+			out = append(out, d)
 		}
 	}
+	add := func(p string, mode fs.FileMode) { addDir(PodDir{Path: p, Mode: mode}) }
 	uid := pod.UID
 	for _, vol := range pod.Spec.Volumes {
 		if !isDiskEmptyDir(&vol) {
@@ -75,7 +81,11 @@ func PodDirs(opts SpecOptions, pod *v1.Pod) []PodDir {
 		add(PodDirPath(opts.RootDir, uid), podDirMode)
 		add(filepath.Dir(base), podDirMode)
 		add(base, podDirMode)
-		add(EmptyDirPath(opts.RootDir, uid, vol.Name), emptyDirModeOf(&vol))
+		d := PodDir{Path: EmptyDirPath(opts.RootDir, uid, vol.Name), Mode: emptyDirModeOf(&vol)}
+		if d.Group = FSGroup(pod); d.Group != nil {
+			d.Mode = FSGroupDirMode(d.Mode, false)
+		}
+		addDir(d)
 	}
 	for _, vol := range pod.Spec.Volumes {
 		if !isWrittenVolume(&vol) {
@@ -130,6 +140,46 @@ func emptyDirModeOf(vol *v1.Volume) fs.FileMode {
 		mode |= fs.ModeSticky
 	}
 	return mode
+}
+
+// FSGroup is the pod's securityContext.fsGroup, nil when unset: the
+// group added to every container's processes and given the volumes
+// actorlet makes (disk emptyDir, downwardAPI, configMap, secret,
+// projected), as the kubelet gives them.
+func FSGroup(pod *v1.Pod) *int64 {
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		g := *sc.FSGroup
+		return &g
+	}
+	return nil
+}
+
+// The kubelet's masks of SetVolumeOwnership (pkg/volume/volume_linux.go):
+// what fsGroup adds to the mode of each file of a volume (rw, or ro for a
+// read-only volume) and, with setgid, of each directory (x).
+const (
+	fsGroupRWMask   fs.FileMode = 0o660
+	fsGroupROMask   fs.FileMode = 0o440
+	fsGroupExecMask fs.FileMode = 0o110
+)
+
+// FSGroupFileMode is the mode the kubelet leaves a file of a volume
+// with fsGroup in: mode (0 is 0644) plus group (and owner) read, and
+// write unless readOnly.
+func FSGroupFileMode(mode fs.FileMode, readOnly bool) fs.FileMode {
+	if mode == 0 {
+		mode = 0o644
+	}
+	if readOnly {
+		return mode | fsGroupROMask
+	}
+	return mode | fsGroupRWMask
+}
+
+// FSGroupDirMode is FSGroupFileMode for a directory: also x and setgid,
+// so what is created in it belongs to the fsGroup.
+func FSGroupDirMode(mode fs.FileMode, readOnly bool) fs.FileMode {
+	return FSGroupFileMode(mode, readOnly) | fsGroupExecMask | fs.ModeSetgid
 }
 
 // allContainers returns the pod's init and app containers.

@@ -44,18 +44,18 @@ func TestPodDirs(t *testing.T) {
 	root := "/r"
 	pd := "/r/pods/uid-1234567890"
 	strict := []PodDir{
-		{pd, 0o750}, {pd + "/volumes", 0o750}, {pd + "/volumes/empty-dir", 0o750},
-		{pd + "/volumes/empty-dir/cache", 0o777},
-		{pd + "/volumes/empty-dir/plain", 0o777},
-		{pd + "/volumes/empty-dir/cache/a/b", 0o777},
+		{Path: pd, Mode: 0o750}, {Path: pd + "/volumes", Mode: 0o750}, {Path: pd + "/volumes/empty-dir", Mode: 0o750},
+		{Path: pd + "/volumes/empty-dir/cache", Mode: 0o777},
+		{Path: pd + "/volumes/empty-dir/plain", Mode: 0o777},
+		{Path: pd + "/volumes/empty-dir/cache/a/b", Mode: 0o777},
 	}
 	if got := PodDirs(SpecOptions{RootDir: root}, pod); !reflect.DeepEqual(got, strict) {
 		t.Errorf("PodDirs without hostPath:\n%v\nwant\n%v", got, strict)
 	}
 	withHost := append(slicesClone(strict[:5]),
-		PodDir{"/srv/h1", 0o755}, PodDir{"/srv/h2", 0o755},
-		PodDir{pd + "/volumes/empty-dir/cache/a/b", 0o777},
-		PodDir{"/srv/h3/logs", 0o755},
+		PodDir{Path: "/srv/h1", Mode: 0o755}, PodDir{Path: "/srv/h2", Mode: 0o755},
+		PodDir{Path: pd + "/volumes/empty-dir/cache/a/b", Mode: 0o777},
+		PodDir{Path: "/srv/h3/logs", Mode: 0o755},
 	)
 	if got := PodDirs(SpecOptions{RootDir: root, AllowHostPath: true}, pod); !reflect.DeepEqual(got, withHost) {
 		t.Errorf("PodDirs with hostPath:\n%v\nwant\n%v", got, withHost)
@@ -70,12 +70,25 @@ func TestPodDirs(t *testing.T) {
 		{Name: "private", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: ptr.To(int32(0o750))}}},
 	}
 	wantModed := []PodDir{
-		{pd, 0o750}, {pd + "/volumes", 0o750}, {pd + "/volumes/empty-dir", 0o750},
-		{pd + "/volumes/empty-dir/tmp", fs.ModeSticky | 0o777},
-		{pd + "/volumes/empty-dir/private", 0o750},
+		{Path: pd, Mode: 0o750}, {Path: pd + "/volumes", Mode: 0o750}, {Path: pd + "/volumes/empty-dir", Mode: 0o750},
+		{Path: pd + "/volumes/empty-dir/tmp", Mode: fs.ModeSticky | 0o777},
+		{Path: pd + "/volumes/empty-dir/private", Mode: 0o750},
 	}
 	if got := PodDirs(SpecOptions{RootDir: root}, moded); !reflect.DeepEqual(got, wantModed) {
 		t.Errorf("PodDirs with emptyDir.mode:\n%v\nwant\n%v", got, wantModed)
+	}
+	// fsGroup: an emptyDir directory is the group's, setgid, group rwx
+	// (the kubelet's SetVolumeOwnership on 0777: 02777; on 0750: 02770).
+	grouped := moded.DeepCopy()
+	grouped.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To(int64(2000))}
+	g := ptr.To(int64(2000))
+	wantGrouped := []PodDir{
+		wantModed[0], wantModed[1], wantModed[2],
+		{Path: pd + "/volumes/empty-dir/tmp", Mode: fs.ModeSetgid | fs.ModeSticky | 0o777, Group: g},
+		{Path: pd + "/volumes/empty-dir/private", Mode: fs.ModeSetgid | 0o770, Group: g},
+	}
+	if got := PodDirs(SpecOptions{RootDir: root}, grouped); !reflect.DeepEqual(got, wantGrouped) {
+		t.Errorf("PodDirs with fsGroup:\n%v\nwant\n%v", got, wantGrouped)
 	}
 	if PodDirPath(root, pod.UID) != pd || EmptyDirPath(root, pod.UID, "v") != pd+"/volumes/empty-dir/v" {
 		t.Errorf("PodDirPath %q EmptyDirPath %q", PodDirPath(root, pod.UID), EmptyDirPath(root, pod.UID, "v"))

@@ -43,7 +43,10 @@ var now = time.Now
 //  4. writes the files of each downwardAPI, configMap, secret or projected volume into its
 //     directory with internal/atomicdir (a ..data link swapped atomically;
 //     an unchanged set is left alone), so a container that has the
-//     directory mounted sees the whole old set or the whole new one.
+//     directory mounted sees the whole old set or the whole new one;
+//  5. with the pod's fsGroup, gives a new emptyDir directory and each
+//     written volume (after each change) to that group, setgid, as the
+//     kubelet's SetVolumeOwnership (see groupOwn).
 //
 // Errors name the volume or directory. It does nothing for a pod without
 // volumes.
@@ -112,8 +115,14 @@ func PrepareWith(opts podsync.SpecOptions, objs podsync.Objects, pod *v1.Pod) er
 		for p, f := range wv.Files {
 			files[p] = atomicdir.File{Data: f.Data, Mode: f.Mode}
 		}
-		if _, err := atomicdir.Write(wv.Dir, files, now()); err != nil {
+		changed, err := atomicdir.Write(wv.Dir, files, now())
+		if err != nil {
 			return fmt.Errorf("volume %q: %w", wv.Volume, err)
+		}
+		if changed && wv.Group != nil {
+			if err := groupOwn(wv.Dir, *wv.Group, true); err != nil {
+				return fmt.Errorf("volume %q: fsGroup %d: %w", wv.Volume, *wv.Group, err)
+			}
 		}
 	}
 	return errors.Join(mountErrs...)
@@ -156,10 +165,43 @@ func makeDir(d podsync.PodDir) error {
 	if err := os.MkdirAll(d.Path, d.Mode); err != nil {
 		return fmt.Errorf("pod directory: %w", err)
 	}
-	if err := os.Chmod(d.Path, d.Mode); err != nil { // MkdirAll's mode is cut by the umask
+	if d.Group != nil {
+		if err := os.Chown(d.Path, -1, int(*d.Group)); err != nil {
+			return fmt.Errorf("pod directory: fsGroup: %w", err)
+		}
+	}
+	if err := os.Chmod(d.Path, d.Mode); err != nil { // MkdirAll's mode is cut by the umask; after chown, which clears setgid
 		return fmt.Errorf("pod directory: %w", err)
 	}
 	return nil
+}
+
+// groupOwn gives dir and everything in it to group gid, as the kubelet's
+// SetVolumeOwnership does for a pod's fsGroup: each entry's group
+// (symbolic links themselves, their targets untouched), each file's mode
+// plus group read (and write unless readOnly), each directory's plus x
+// and setgid (podsync.FSGroupFileMode, FSGroupDirMode).
+func groupOwn(dir string, gid int64, readOnly bool) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, -1, int(gid)); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := podsync.FSGroupFileMode(info.Mode().Perm(), readOnly)
+		if d.IsDir() {
+			mode = podsync.FSGroupDirMode(info.Mode().Perm(), readOnly)
+		}
+		return os.Chmod(p, mode|info.Mode()&fs.ModeSticky)
+	})
 }
 
 // checkHostPath creates a FileOrCreate file and checks the path's type.
@@ -226,4 +268,18 @@ func checkNoSymlink(base, sub string) error {
 		}
 	}
 	return nil
+}
+
+// ReadVolumeFile reads the file name (a relative path) inside the volume
+// directory dir, never outside it: through os.Root, so neither ".." nor a
+// symbolic link a container made in the volume (to /etc/shadow, say) can
+// make the agent read a host file into a container's env. It is
+// podsync.SpecOptions.ReadVolumeFile in the agent (env valueFrom.fileKeyRef).
+func ReadVolumeFile(dir, name string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.ReadFile(name)
 }

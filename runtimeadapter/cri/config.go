@@ -62,16 +62,20 @@ func sandboxConfig(spec runtimeadapter.ContainerSpec, logRoot string, hostNetwor
 	if uid == "" {
 		uid = spec.Name
 	}
+	annotations := map[string]string{AnnotationImage: spec.Image, AnnotationNetwork: network}
+	if spec.PidMode == runtimeadapter.PidModePod {
+		annotations[AnnotationPID] = runtimeadapter.PidModePod
+	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: spec.Name, Uid: uid, Namespace: ns, Attempt: uint32(max(m.RestartCount, 0))},
 		Hostname:     hostname,
 		LogDirectory: podLogDir(logRoot, spec.Labels),
 		Labels:       spec.Labels,
-		Annotations:  map[string]string{AnnotationImage: spec.Image, AnnotationNetwork: network},
+		Annotations:  annotations,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{
-					Network: mode, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD,
+					Network: mode, Pid: sandboxPid(annotations), Ipc: runtimeapi.NamespaceMode_POD,
 				},
 			},
 		},
@@ -100,11 +104,20 @@ func sandboxConfigOf(s *runtimeapi.PodSandboxStatus, logRoot string) *runtimeapi
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{
-					Network: mode, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD,
+					Network: mode, Pid: sandboxPid(s.GetAnnotations()), Ipc: runtimeapi.NamespaceMode_POD,
 				},
 			},
 		},
 	}
+}
+
+// sandboxPid is the PID namespace mode of a sandbox with these
+// annotations: POD when its containers share one (AnnotationPID).
+func sandboxPid(annotations map[string]string) runtimeapi.NamespaceMode {
+	if annotations[AnnotationPID] == runtimeadapter.PidModePod {
+		return runtimeapi.NamespaceMode_POD
+	}
+	return runtimeapi.NamespaceMode_CONTAINER
 }
 
 func protocol(p string) runtimeapi.Protocol {
@@ -151,12 +164,17 @@ func containerConfig(spec runtimeadapter.ContainerSpec, network, seccompPath str
 		Privileged:     spec.Privileged,
 		ReadonlyRootfs: spec.ReadOnlyRootfs,
 		NoNewPrivs:     spec.NoNewPrivileges,
+		// Merge: the runtime adds the groups of the image's /etc/group.
+		SupplementalGroups: spec.GroupAdd,
 		NamespaceOptions: &runtimeapi.NamespaceOption{
 			Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD,
 		},
 	}
 	if network == networkHost {
 		sc.NamespaceOptions.Network = runtimeapi.NamespaceMode_NODE
+	}
+	if strings.HasPrefix(spec.PidMode, "container:") { // the sandbox's: the pod's (shareProcessNamespace)
+		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_POD
 	}
 	if spec.User != "" {
 		u, g, hasGroup := strings.Cut(spec.User, ":")

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,19 @@ func TestSandboxConfig(t *testing.T) {
 	if len(pod.PortMappings) != 1 || pod.PortMappings[0].Protocol != runtimeapi.Protocol_UDP || pod.PortMappings[0].HostPort != 8080 || pod.PortMappings[0].HostIp != "127.0.0.1" {
 		t.Errorf("port mappings %+v", pod.PortMappings)
 	}
+	if got := pod.GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_CONTAINER {
+		t.Errorf("PID mode %v without shareProcessNamespace", got)
+	}
+	shared := spec
+	shared.PidMode = runtimeadapter.PidModePod
+	sh := sandboxConfig(shared, "/logs", false)
+	if got := sh.GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of a sandbox its pod shares, want POD", got)
+	}
+	st0 := &runtimeapi.PodSandboxStatus{Metadata: sh.Metadata, Labels: sh.Labels, Annotations: sh.Annotations}
+	if got := sandboxConfigOf(st0, "/logs").GetLinux().GetSecurityContext().GetNamespaceOptions().GetPid(); got != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of the rebuilt config of a shared sandbox, want POD", got)
+	}
 	// The config rebuilt from the sandbox's status agrees on what
 	// CreateContainer reads.
 	st := &runtimeapi.PodSandboxStatus{Metadata: host.Metadata, Labels: host.Labels, Annotations: host.Annotations}
@@ -125,7 +139,7 @@ func TestContainerConfig(t *testing.T) {
 	spec := runtimeadapter.ContainerSpec{
 		Name: "actorlet_app_p_ns_u_3", Image: "img:1", Entrypoint: []string{"/bin/x"}, Cmd: []string{"a"}, Env: []string{"A=1", "B=x=y"},
 		WorkingDir: "/w", Labels: meta.Labels(), User: "1000:2000", ReadOnlyRootfs: true, NoNewPrivileges: true,
-		CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"all"},
+		CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"all"}, GroupAdd: []int64{2000, 4000},
 		Mounts:    []runtimeadapter.Mount{{Type: runtimeadapter.MountBind, Source: "/h", Target: "/c", ReadOnly: true}},
 		Resources: runtimeadapter.Resources{MemoryBytes: 1 << 20, CPUPeriod: 100000, CPUQuota: 50000, CPUShares: 512},
 	}
@@ -143,6 +157,9 @@ func TestContainerConfig(t *testing.T) {
 	if sc.RunAsUser.GetValue() != 1000 || sc.RunAsGroup.GetValue() != 2000 || !sc.ReadonlyRootfs || !sc.NoNewPrivs {
 		t.Errorf("security context %+v", sc)
 	}
+	if !slices.Equal(sc.SupplementalGroups, []int64{2000, 4000}) {
+		t.Errorf("supplemental groups %v, want [2000 4000]", sc.SupplementalGroups)
+	}
 	if sc.Capabilities.AddCapabilities[0] != "NET_ADMIN" || sc.Capabilities.DropCapabilities[0] != "ALL" {
 		t.Errorf("capabilities %+v", sc.Capabilities)
 	}
@@ -151,6 +168,14 @@ func TestContainerConfig(t *testing.T) {
 	}
 	if sc.NamespaceOptions.Network != runtimeapi.NamespaceMode_NODE {
 		t.Errorf("network mode %v in a host-network sandbox", sc.NamespaceOptions.Network)
+	}
+	if sc.NamespaceOptions.Pid != runtimeapi.NamespaceMode_CONTAINER {
+		t.Errorf("PID mode %v without shareProcessNamespace", sc.NamespaceOptions.Pid)
+	}
+	withPid := spec
+	withPid.PidMode = "container:sb"
+	if c, _ := containerConfig(withPid, networkPod, ""); c.Linux.SecurityContext.NamespaceOptions.Pid != runtimeapi.NamespaceMode_POD {
+		t.Errorf("PID mode %v of a container joining its sandbox's, want POD", c.Linux.SecurityContext.NamespaceOptions.Pid)
 	}
 	if r := cfg.Linux.Resources; r.MemoryLimitInBytes != 1<<20 || r.CpuQuota != 50000 || r.CpuShares != 512 {
 		t.Errorf("resources %+v", r)

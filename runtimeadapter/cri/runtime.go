@@ -80,6 +80,9 @@ const (
 	AnnotationImage = "io.actorlet.cri.image"
 	// AnnotationNetwork is a sandbox's network: "host" or "pod".
 	AnnotationNetwork = "io.actorlet.cri.network"
+	// AnnotationPID is a sandbox's PID namespace: "pod" when its
+	// containers share it (shareProcessNamespace), else absent.
+	AnnotationPID = "io.actorlet.cri.pid"
 	// LabelImplicit marks a sandbox the adapter made for one container
 	// that named none (see the package doc). It has the node label and no
 	// type label, so it is never listed as a container.

@@ -48,15 +48,16 @@ func containerConfig(spec runtimeadapter.ContainerSpec) *container.Config {
 }
 
 // hostConfig maps spec to Docker's host config. Always: restart policy
-// "no" and json-file logs rotated at 10 MB × 5. From spec: network mode;
+// "no" and json-file logs rotated at 10 MB × 5. From spec: network and
+// PID modes;
 // port bindings (several host ports may publish one container port);
 // bind mounts (rprivate, ReadOnly honoured) in HostConfig.Mounts and tmpfs
 // mounts in HostConfig.Tmpfs ("exec", as a Kubernetes memory emptyDir, plus
 // "ro" and "size=<bytes>" as set: the Mounts API cannot lift Docker's
 // noexec default before API 1.46); memory limit with MemorySwap equal to it
 // (no swap, as the kubelet); CFS quota and period; CPU shares; user-facing
-// security: privileged, capabilities, read-only root filesystem and
-// no-new-privileges.
+// security: privileged, capabilities, supplemental groups (GroupAdd),
+// read-only root filesystem and no-new-privileges.
 func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 	host := &container.HostConfig{
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
@@ -65,6 +66,7 @@ func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 			Config: map[string]string{"max-size": logMaxSize, "max-file": logMaxFile},
 		},
 		NetworkMode:    container.NetworkMode(spec.NetworkMode),
+		PidMode:        pidMode(spec.PidMode),
 		Privileged:     spec.Privileged,
 		ReadonlyRootfs: spec.ReadOnlyRootfs,
 	}
@@ -102,6 +104,9 @@ func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 	if len(spec.CapDrop) > 0 {
 		host.CapDrop = strslice.StrSlice(spec.CapDrop)
 	}
+	for _, g := range spec.GroupAdd {
+		host.GroupAdd = append(host.GroupAdd, strconv.FormatInt(g, 10))
+	}
 	if spec.NoNewPrivileges {
 		host.SecurityOpt = append(host.SecurityOpt, noNewPrivileges)
 	}
@@ -112,6 +117,15 @@ func hostConfig(spec runtimeadapter.ContainerSpec) *container.HostConfig {
 		host.SecurityOpt = append(host.SecurityOpt, "apparmor="+spec.AppArmor)
 	}
 	return host
+}
+
+// pidMode is Docker's PID mode of a spec's: a sandbox's PidModePod is
+// its own namespace (the containers join it with "container:<id>").
+func pidMode(m string) container.PidMode {
+	if m == runtimeadapter.PidModePod {
+		return ""
+	}
+	return container.PidMode(m)
 }
 
 // natPort is Docker's "<port>/<protocol>" key of a binding; an empty

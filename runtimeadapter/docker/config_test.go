@@ -76,6 +76,11 @@ func TestHostConfig(t *testing.T) {
 			h.CapAdd = strslice.StrSlice{"NET_ADMIN", "SYS_TIME"}
 			h.CapDrop = strslice.StrSlice{"ALL"}
 		}},
+		{name: "PID mode: the sandbox's", spec: runtimeadapter.ContainerSpec{PidMode: "container:abc"},
+			want: func(h *container.HostConfig) { h.PidMode = "container:abc" }},
+		{name: "PID mode of a sandbox its pod shares: its own", spec: runtimeadapter.ContainerSpec{PidMode: runtimeadapter.PidModePod}},
+		{name: "supplemental groups", spec: runtimeadapter.ContainerSpec{GroupAdd: []int64{2000, 4000}},
+			want: func(h *container.HostConfig) { h.GroupAdd = []string{"2000", "4000"} }},
 		{name: "seccomp profile JSON and AppArmor profile", spec: runtimeadapter.ContainerSpec{
 			NoNewPrivileges: true, Seccomp: `{"defaultAction":"SCMP_ACT_ALLOW"}`, AppArmor: "k8s-nginx",
 		}, want: func(h *container.HostConfig) {

@@ -167,7 +167,10 @@ func (r *Runtime) startLocked(id string) error {
 	case c.c.RawState != rawCreated:
 		return fmt.Errorf("fake Start %s: container is %s; it cannot be started again", id, c.c.RawState)
 	}
-	if err := r.joinLocked(c.spec.NetworkMode); err != nil {
+	if err := r.joinLocked(c.spec.NetworkMode, "network namespace"); err != nil {
+		return r.startFailedLocked(c, id, err, exitStartFailed)
+	}
+	if err := r.joinLocked(c.spec.PidMode, "PID namespace"); err != nil {
 		return r.startFailedLocked(c, id, err, exitStartFailed)
 	}
 	b := r.behaviorLocked(c.spec)
@@ -212,9 +215,10 @@ func (r *Runtime) startFailedLocked(c *container, id string, err error, code int
 }
 
 // joinLocked checks, as Docker does at start (not at create), that the
-// container a "container:<ref>" network mode joins exists and runs.
-func (r *Runtime) joinLocked(networkMode string) error {
-	ref, ok := strings.CutPrefix(networkMode, "container:")
+// container a "container:<ref>" network (or PID) mode joins exists and
+// runs; what is Docker's word for the namespace.
+func (r *Runtime) joinLocked(mode, what string) error {
+	ref, ok := strings.CutPrefix(mode, "container:")
 	if !ok {
 		return nil
 	}
@@ -222,7 +226,7 @@ func (r *Runtime) joinLocked(networkMode string) error {
 	case j == nil:
 		return fmt.Errorf("No such container: %s: %w", ref, runtimeadapter.ErrNotFound)
 	case !j.running():
-		return fmt.Errorf("cannot join network namespace of a non running container: %s", ref)
+		return fmt.Errorf("cannot join %s of a non running container: %s", what, ref)
 	}
 	return nil
 }
@@ -341,6 +345,7 @@ func cloneSpec(s runtimeadapter.ContainerSpec) runtimeadapter.ContainerSpec {
 	s.Mounts = slices.Clone(s.Mounts)
 	s.CapAdd = slices.Clone(s.CapAdd)
 	s.CapDrop = slices.Clone(s.CapDrop)
+	s.GroupAdd = slices.Clone(s.GroupAdd)
 	return s
 }
 

@@ -26,6 +26,7 @@ func TestCreateRecordsSpec(t *testing.T) {
 	s.CapAdd = []string{"NET_ADMIN"}
 	s.CapDrop = []string{"ALL"}
 	s.NoNewPrivileges = true
+	s.GroupAdd = []int64{2000, 4000}
 	want := cloneSpec(s)
 
 	id, err := rt.Create(ctx, s)
@@ -37,6 +38,7 @@ func TestCreateRecordsSpec(t *testing.T) {
 	s.Mounts[0].ReadOnly = true
 	s.CapAdd[0] = "SYS_ADMIN"
 	s.CapDrop[0] = "NONE"
+	s.GroupAdd[0] = 1
 
 	for _, ref := range []string{id, want.Name} {
 		got, err := rt.Spec(ref)
@@ -79,5 +81,40 @@ func TestCreateRefusesPortsOnJoinedContainer(t *testing.T) {
 	s.NetworkMode = ""
 	if _, err := rt.Create(ctx, s); err != nil {
 		t.Errorf("Create with ports on the default network: %v", err)
+	}
+}
+
+// A "container:<id>" PID mode (shareProcessNamespace) joins a running
+// container at start, as Docker checks it: a missing or stopped one fails
+// the start.
+func TestStartJoinsPIDNamespace(t *testing.T) {
+	ctx := context.Background()
+	rt := New(WithImages(image))
+	sb, err := rt.Create(ctx, spec("u1", "POD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec("u1", "app")
+	s.PidMode = "container:" + sb
+	app, err := rt.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, app); err == nil || !strings.Contains(err.Error(), "cannot join PID namespace of a non running container") {
+		t.Fatalf("Start joining a created sandbox's PID namespace: %v, want Docker's refusal", err)
+	}
+	if err := rt.Start(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	s.Name = "app-2"
+	app2, err := rt.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, app2); err != nil {
+		t.Fatalf("Start joining a running sandbox's PID namespace: %v", err)
+	}
+	if got, _ := rt.Spec(app2); got.PidMode != "container:"+sb {
+		t.Errorf("recorded PID mode %q", got.PidMode)
 	}
 }
