@@ -146,8 +146,9 @@ func (w *worker) run(plan podsync.Plan) []error {
 	}
 
 	if needsStartSlot(plan) {
-		// The pods of a burst start a few at a time, in order (see
-		// startSlots); waiting ends when the pod is removed or changed.
+		// New pods start a few at a time, in order, until their sandbox
+		// and first container run (see startSlots); waiting ends when the
+		// pod is removed or changed.
 		w.slot.slots = w.cfg.starts
 		if w.abort != nil && w.slot.acquire(w.abort) != nil {
 			return errs
@@ -197,6 +198,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if err := w.start(s); err != nil {
 			errs = append(errs, err)
 		}
+		w.slot.release() // the sandbox and the first container run: the next pod's turn
 	}
 	w.slot.release()
 	for _, c := range plan.Remove {

@@ -6,22 +6,22 @@ import (
 	"github.com/actorlet/actorlet/internal/podsync"
 )
 
-// DefaultParallelPodStarts is how many pods' sandboxes and containers are
-// started at once (Config.ParallelPodStarts, --parallel-pod-starts). A
-// runtime given every pod of a burst at once starts them all about
-// together, late: measured on Docker (2 cores), 20 pods' sandboxes
-// started at once took 4–9 s each, so the first pod ran only after
-// 4 s. Bounded, pods start in the order their plans came, each in
-// about the time it takes alone, and the runtime's throughput is the
-// same. 4 keeps a 2-core machine's runtime busy (its calls wait on the
-// kernel and on runc as much as on the CPU).
+// DefaultParallelPodStarts is how many new pods are started at once
+// (Config.ParallelPodStarts, --parallel-pod-starts). A runtime given
+// every pod of a burst at once starts them all about together, late:
+// measured on Docker (2 cores, loaded), 20 pods' sandboxes started at
+// once took 3–9 s each, so the first pod ran only after 3–6 s. Bounded,
+// pods start in the order their plans came, each in about the time it
+// takes alone. The bound costs throughput where the runtime's starts
+// wait rather than compute (a bridge network's set-up): see
+// BENCHMARKS.md section 9 for the numbers behind 4.
 const DefaultParallelPodStarts = 4
 
-// startSlots bounds the pods whose plans are starting something at once;
-// nil: no bound. A worker holds one slot from its plan's first start
-// (its sandbox, or a container) to its last, and lets it go while it
-// waits for an image pull. Waiters are served in order (a channel's
-// senders queue).
+// startSlots bounds the pods being started at once; nil: no bound. A
+// worker whose plan makes or starts the pod's sandbox holds one slot from
+// then until its sandbox and first container run (restarts of containers
+// in a running sandbox take none), and lets it go while it waits for an
+// image pull. Waiters are served in order (a channel's senders queue).
 type startSlots chan struct{}
 
 func newStartSlots(n int) startSlots {
@@ -31,11 +31,11 @@ func newStartSlots(n int) startSlots {
 	return make(startSlots, n)
 }
 
-// needsStartSlot reports whether a plan starts something: a sandbox
-// (created or adopted) or a container. Kills and removals never wait for
-// a slot.
+// needsStartSlot reports whether a plan starts its pod: it makes or
+// starts the sandbox. Kills, removals and the restart of a container in a
+// running sandbox never wait for a slot.
 func needsStartSlot(p podsync.Plan) bool {
-	return p.CreateSandbox || p.AdoptSandboxID != "" || len(p.Start) > 0
+	return p.CreateSandbox || p.AdoptSandboxID != ""
 }
 
 // startSlot is one worker's hold on its node's startSlots.

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestNeedsStartSlot(t *testing.T) {
 		{"kills and removals only", podsync.Plan{Kill: []podsync.Kill{{}}, Remove: []runtimeadapter.Container{{}}}, false},
 		{"a sandbox to create", podsync.Plan{CreateSandbox: true}, true},
 		{"a created sandbox to start", podsync.Plan{AdoptSandboxID: "sb"}, true},
-		{"a container to start", podsync.Plan{Start: []podsync.Start{{Name: "app"}}}, true},
+		{"a container to (re)start in the running sandbox", podsync.Plan{SandboxID: "sb", Start: []podsync.Start{{Name: "app"}}}, false},
 		{"kills, then a new sandbox and containers", podsync.Plan{Kill: []podsync.Kill{{}}, CreateSandbox: true, Start: []podsync.Start{{Name: "app"}}}, true},
 	} {
 		if got := needsStartSlot(c.plan); got != c.want {
@@ -151,6 +152,49 @@ func TestPullHoldsNoStartSlot(t *testing.T) {
 		}
 		t.Logf("b ran %v after it was given", time.Since(t0))
 		waitFor(t, 40*time.Second, "a running once its image is pulled", func() bool { return len(rt.Running("uid-a", "app")) == 1 })
+		h.stop()
+		rt.Close()
+	})
+}
+
+// A restart of a container in a running sandbox takes no start slot: with
+// one slot, held by a new pod whose sandbox's start hangs, a killed
+// container of a running pod is restarted at once (the first exit of
+// CrashLoopBackOff).
+func TestRestartTakesNoStartSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.WithImages("pause:1", "work:1"))
+		h := newHarness(t, rt)
+		h.cfg.ParallelPodStarts = 1
+		h.start()
+		a := testPod("a", "uid-a", v1.RestartPolicyAlways, "app")
+		h.apply(a)
+		waitFor(t, 5*time.Second, "a running", func() bool { return len(rt.Running("uid-a", "app")) == 1 })
+		rt.Hang(fake.MethodStart, "actorlet_POD_b_")
+		h.apply(a, testPod("b", "uid-b", v1.RestartPolicyAlways, "app"))
+		waitFor(t, 5*time.Second, "b's sandbox start under way", func() bool {
+			for _, c := range rt.Containers() {
+				if c.Labels[runtimeadapter.LabelPodUID] == "uid-b" && c.Labels[runtimeadapter.LabelContainerName] == runtimeadapter.SandboxName {
+					return rt.CallCount(fake.MethodStart) > 0 && slices.ContainsFunc(rt.Calls(), func(call fake.Call) bool {
+						return call.Method == fake.MethodStart && call.Arg == c.ID
+					})
+				}
+			}
+			return false
+		})
+		old := rt.Running("uid-a", "app")[0].ID
+		if err := rt.Kill(old, 1); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, "a's app restarted while b holds the only slot", func() bool {
+			r := rt.Running("uid-a", "app")
+			return len(r) == 1 && r[0].ID != old
+		})
+		if len(rt.Running("uid-b", "app")) != 0 {
+			t.Error("b's app runs while its sandbox's start hangs")
+		}
+		rt.ClearFaults()
+		waitFor(t, 5*time.Second, "b running once its sandbox starts", func() bool { return len(rt.Running("uid-b", "app")) == 1 })
 		h.stop()
 		rt.Close()
 	})

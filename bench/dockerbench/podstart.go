@@ -129,12 +129,15 @@ func (e *Env) agentPodStart(bin string, flags []string, n int, dir string) (firs
 	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
 }
 
-// appStarts waits until n app containers matching label run and returns
-// their StartedAt, earliest first.
-func (e *Env) appStarts(label string, n int, timeout time.Duration) ([]time.Time, error) {
+// appStarts waits until n app containers matching label (and more) run
+// and returns their StartedAt, earliest first.
+func (e *Env) appStarts(label string, n int, timeout time.Duration, more ...string) ([]time.Time, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	f := filters.NewArgs(filters.Arg("label", label), filters.Arg("status", "running"))
+	for _, l := range more {
+		f.Add("label", l)
+	}
 	if strings.HasPrefix(label, runtimeadapter.LabelNode) {
 		f.Add("label", runtimeadapter.LabelContainerType+"="+string(runtimeadapter.TypeApp))
 	}
@@ -146,13 +149,9 @@ func (e *Env) appStarts(label string, n int, timeout time.Duration) ([]time.Time
 		if len(list) >= n {
 			var out []time.Time
 			for _, c := range list {
-				in, err := e.Cli.ContainerInspect(ctx, c.ID)
+				t, err := e.startedAt(ctx, c.ID)
 				if err != nil {
 					return nil, err
-				}
-				t, err := time.Parse(time.RFC3339Nano, in.State.StartedAt)
-				if err != nil {
-					return nil, fmt.Errorf("container %s: StartedAt %q: %w", c.ID, in.State.StartedAt, err)
 				}
 				out = append(out, t)
 			}
@@ -188,11 +187,7 @@ func (e *Env) cliPodStart(round int) (time.Duration, error) {
 			return 0, fmt.Errorf("docker %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	in, err := e.Cli.ContainerInspect(ctx, fmt.Sprintf("bench-pstart-%s-app-%d", e.RunID, round))
-	if err != nil {
-		return 0, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, in.State.StartedAt)
+	t, err := e.startedAt(ctx, fmt.Sprintf("bench-pstart-%s-app-%d", e.RunID, round))
 	if err != nil {
 		return 0, err
 	}
@@ -206,11 +201,23 @@ func (e *Env) cliPodStart(round int) (time.Duration, error) {
 // returns the app's StartedAt after the first call began.
 func (e *Env) apiPodStart(precreate bool) (time.Duration, error) {
 	defer e.CleanupRun()
+	return e.apiPod(precreate)
+}
+
+// benchAppLabel marks the app containers made through the API.
+const benchAppLabel = BenchLabel + ".app"
+
+// apiPod is apiPodStart without the clean-up; its containers carry
+// BenchLabel, the app benchAppLabel too.
+func (e *Env) apiPod(precreate bool) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	labels := map[string]string{BenchLabel: e.RunID}
 	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
 	create := func(img string) (string, error) {
+		labels := map[string]string{BenchLabel: e.RunID}
+		if img == testimages.TestWorkloadTag {
+			labels[benchAppLabel] = "true"
+		}
 		r, err := e.Cli.ContainerCreate(ctx, &container.Config{Image: img, Labels: labels}, hc, nil, nil, "")
 		return r.ID, err
 	}
@@ -237,15 +244,37 @@ func (e *Env) apiPodStart(precreate bool) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	in, err := e.Cli.ContainerInspect(ctx, ids[1])
-	if err != nil {
-		return 0, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, in.State.StartedAt)
+	t, err := e.startedAt(ctx, ids[1])
 	if err != nil {
 		return 0, err
 	}
 	return t.Sub(t0), nil
+}
+
+// apiBurst is the runtime's floor for a burst: n pods' sandbox and app
+// created and started through Docker's API, all pods at once, no agent.
+// It returns the first and the last app's StartedAt after the calls
+// began.
+func (e *Env) apiBurst(n int) (first, last time.Duration, err error) {
+	defer e.CleanupRun()
+	t0 := time.Now()
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := e.apiPod(false)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+	}
+	starts, err := e.appStarts(BenchLabel+"="+e.RunID, n, time.Minute, benchAppLabel+"=true")
+	if err != nil {
+		return 0, 0, err
+	}
+	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
 }
 
 // PodStart measures issue 16's pod starts: per round, in turn, one pod
@@ -278,7 +307,8 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 		sides = append(sides, side{"actorlet at " + o.BaseRev + " (base)", baseBin, nil})
 	}
 	one = make([]PodStarts, len(sides)+3)
-	burst = make([]PodStarts, len(sides))
+	burst = make([]PodStarts, len(sides)+1)
+	burst[len(sides)].Name = "Docker API, every pod at once, no agent (the floor)"
 	for i, s := range sides {
 		one[i].Name, burst[i].Name = s.name, s.name
 	}
@@ -319,6 +349,13 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 			}
 			burst[i].First, burst[i].Last = append(burst[i].First, f), append(burst[i].Last, l)
 		}
+		e.logf("pstart: round %d of %d, %d pods through the API (load %s)", r+1, o.Rounds, o.Burst, report.Load())
+		f, l, err := e.apiBurst(o.Burst)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%d pods through the API: %w", o.Burst, err)
+		}
+		k := len(sides)
+		burst[k].First, burst[k].Last = append(burst[k].First, f), append(burst[k].Last, l)
 	}
 	return one, burst, nil
 }
@@ -369,12 +406,25 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 	}
 	for i, s := range burst {
 		ratio, tgt := "", ""
-		if len(burst) > 1 && i == 0 {
+		if len(burst) > 2 && i == 0 {
 			ratio = report.Ratio(float64(med(s.Last)), float64(med(burst[1].Last)))
 			tgt = fmt.Sprintf("all ≤ %.1f× base; first ≤ %s", TargetPodStartBurstRatio, report.Ms(TargetPodStartBurstFirst))
 		}
 		tb.Add(s.Name, len(s.Last), report.Ms(med(s.First)), spread(s.First), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
 	}
-	tb.Notes = []string{"The sides alternate which goes first, round by round; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s)."}
+	tb.Notes = []string{"The agents alternate which goes first, round by round, then the API's burst; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s). The API's burst: each pod's create + start of the sandbox, then of the app, every pod in its own goroutine at once."}
 	return []*report.Table{t1, tb}, nil
+}
+
+// startedAt is container id's StartedAt, as Docker records it.
+func (e *Env) startedAt(ctx context.Context, id string) (time.Time, error) {
+	in, err := e.Cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, in.State.StartedAt)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("container %s: StartedAt %q: %w", id, in.State.StartedAt, err)
+	}
+	return t, nil
 }
