@@ -103,6 +103,12 @@ type Config struct {
 	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with
 	// the same permissions.
 	Spec podsync.SpecOptions
+	// ParallelPodStarts bounds the pods whose sandboxes and containers are
+	// being started at once (default DefaultParallelPodStarts; negative:
+	// no bound); see startSlots.
+	ParallelPodStarts int
+	// starts holds the slots of ParallelPodStarts (set by NodeProps).
+	starts startSlots
 	// History keeps each container's last exit and CrashLoopBackOff
 	// outside the pod actors, so a restarted pod actor (or, with a state
 	// file, a restarted agent) does not run completed work again and goes
@@ -132,6 +138,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RelistThreshold <= 0 {
 		c.RelistThreshold = DefaultRelistThreshold
+	}
+	if c.ParallelPodStarts == 0 {
+		c.ParallelPodStarts = DefaultParallelPodStarts
 	}
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = DefaultMaxEvents

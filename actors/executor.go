@@ -61,6 +61,12 @@ type worker struct {
 	refresh bool
 	// mountEvents: FailedMount messages sent by this worker (once each).
 	mountEvents map[string]bool
+	// slot: this worker's hold on the node's start slots while its plan
+	// starts things (see startSlots).
+	slot startSlot
+	// ready: containers made ready, and created, while the sandbox
+	// started (see startAhead), by name.
+	ready map[string]prepared
 }
 
 // event records a pod event (no-op without an emitter).
@@ -139,6 +145,16 @@ func (w *worker) run(plan podsync.Plan) []error {
 		return errs
 	}
 
+	if needsStartSlot(plan) {
+		// New pods start a few at a time, in order, until their sandbox
+		// and first container run (see startSlots); waiting ends when the
+		// pod is removed or changed.
+		w.slot.slots = w.cfg.starts
+		if w.abort != nil && w.slot.acquire(w.abort) != nil {
+			return errs
+		}
+		defer w.slot.release()
+	}
 	if w.refresh && w.pod != nil && !w.aborted() {
 		if err := w.refreshVolumes(); err != nil {
 			errs = append(errs, err)
@@ -161,7 +177,11 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if plan.SandboxAttempt > 0 {
 			w.event(messages.EventNormal, "SandboxChanged", "", "Pod sandbox changed, it will be killed and re-created.")
 		}
-		id, err := w.createSandbox(plan.SandboxAttempt)
+		var next *podsync.Start
+		if len(plan.Start) > 0 {
+			next = &plan.Start[0]
+		}
+		id, err := w.createSandbox(plan.SandboxAttempt, next)
 		if err != nil && w.aborted() {
 			return errs // the pod was removed or changed meanwhile: its next plan says what to do
 		}
@@ -178,7 +198,9 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if err := w.start(s); err != nil {
 			errs = append(errs, err)
 		}
+		w.slot.release() // the sandbox and the first container run: the next pod's turn
 	}
+	w.slot.release()
 	for _, c := range plan.Remove {
 		if w.halted() {
 			return errs
@@ -261,11 +283,21 @@ var errExistsExited = errors.New("an instance of that name already ran; listing 
 // deterministic name (a retried create after a crash or a lost answer) is
 // adopted if it was created and never started (it is started) or runs
 // (it is left alone); one that already ran is never started again (its
-// exit would be lost, restartCount and CrashLoopBackOff with it).
-func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, error) {
+// exit would be lost, restartCount and CrashLoopBackOff with it). ahead,
+// when not nil, holds the create already made (see startAhead);
+// meanwhile, when not nil, runs once the container is created, and the
+// function it returns once its start has returned, with the start's
+// error.
+func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec, ahead *prepared, meanwhile func(id string) func(error)) (string, error) {
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	defer cancel()
-	id, err := w.cfg.Runtime.Create(ctx, spec)
+	var id string
+	var err error
+	if ahead != nil && ahead.created {
+		id, err = ahead.id, ahead.createErr
+	} else {
+		id, err = w.cfg.Runtime.Create(ctx, spec)
+	}
 	var conflict *runtimeadapter.NameConflictError
 	if errors.As(err, &conflict) && conflict.ID != "" {
 		existing, ierr := w.cfg.Runtime.Inspect(ctx, conflict.ID)
@@ -294,7 +326,13 @@ func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec) (string, erro
 		// or agent (it adopts or removes it).
 		return id, fmt.Errorf("pod %s: container %s created, not started: %w", w.podName(), spec.Name, errAborted)
 	}
-	if err := w.cfg.Runtime.Start(ctx, id); err != nil {
+	joined := func(error) {}
+	if meanwhile != nil {
+		joined = meanwhile(id)
+	}
+	err = w.cfg.Runtime.Start(ctx, id)
+	joined(err)
+	if err != nil {
 		return id, w.startFailure(id, spec.Name, err)
 	}
 	return id, nil
@@ -362,7 +400,10 @@ func (w *worker) sandboxIP(c *v1.Container) (string, error) {
 	return sb.IP, nil
 }
 
-func (w *worker) createSandbox(attempt int) (string, error) {
+// createSandbox creates and starts the pod's sandbox; next, the plan's
+// first start, if any, is made ready and created while the sandbox
+// starts (see startAhead).
+func (w *worker) createSandbox(attempt int, next *podsync.Start) (string, error) {
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
 	cancel()
@@ -371,52 +412,41 @@ func (w *worker) createSandbox(attempt int) (string, error) {
 	}
 	spec := podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt)
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
-	id, err := w.createAndStart(spec)
+	id, err := w.createAndStart(spec, nil, w.startAhead(next))
 	if err == nil {
 		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
 	}
 	return id, err
 }
 
-func (w *worker) start(s podsync.Start) error {
-	if s.AdoptID != "" {
-		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
-		defer cancel()
-		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
-			if w.aborted() {
-				return nil // the pod was removed or changed: its next plan says what to do
-			}
-			err = w.startFailure(s.AdoptID, s.Name, err)
-			if w.startFailed(s.Name, s.AdoptID, err) {
-				return nil
-			}
-			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
-			return err
-		}
-		w.event(messages.EventNormal, "Started", s.Name, "Started container "+s.Name)
-		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
-			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
-		return nil
-	}
-	var c *v1.Container
-	list := w.pod.Spec.Containers
-	if s.Init {
-		list = w.pod.Spec.InitContainers
-	}
-	for i := range list {
-		if list[i].Name == s.Name {
-			c = &list[i]
-		}
-	}
+// prepared is a container made ready for its create: its spec, or why
+// it is not created now (ok false: err is a failed sync, nil when the
+// container waits, w.waits says why, or the pod changed).
+type prepared struct {
+	c    *v1.Container
+	spec runtimeadapter.ContainerSpec
+	ok   bool
+	err  error
+	// created: the create was made ahead, while the sandbox started (see
+	// startAhead), with this outcome.
+	created   bool
+	id        string
+	createErr error
+}
+
+// prepare makes start s (not an adoption) ready for its create: the
+// container's image, its config and its pod's volumes.
+func (w *worker) prepare(s podsync.Start) prepared {
+	c, list := w.specContainer(s)
 	if c == nil {
-		return fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)
+		return prepared{err: fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)}
 	}
 	if ok, err := w.image(c); !ok || w.aborted() {
-		return err // nil: the container waits for its image (not a sync error), or the pod changed
+		return prepared{err: err} // nil: the container waits for its image (not a sync error), or the pod changed
 	}
 	ip, err := w.sandboxIP(c)
 	if w.aborted() {
-		return nil
+		return prepared{}
 	}
 	var spec runtimeadapter.ContainerSpec
 	if err == nil {
@@ -441,7 +471,7 @@ func (w *worker) start(s podsync.Start) error {
 		// on the failed-sync curve, and at once when the pod's objects
 		// change.
 		w.failedMount(c, prepErr)
-		return nil
+		return prepared{}
 	}
 	if err == nil {
 		err = prepErr
@@ -453,17 +483,48 @@ func (w *worker) start(s podsync.Start) error {
 		// value; the log has the field too.
 		w.log.Info("container's env needs a ConfigMap or Secret", zap.String("container", c.Name), zap.Error(err))
 		w.failedStart(c, reasonCreateContainerConfigError, oe.Msg)
-		return nil
+		return prepared{}
 	case err != nil:
 		// The kubelet's CreateContainerConfigError: retried on the
 		// failed-sync curve, not a sync error.
 		w.failedStart(c, reasonCreateContainerConfigError, fmt.Sprintf("pod %s: %v", w.podName(), err))
-		return nil
+		return prepared{}
 	}
 	for _, msg := range podsync.EnvFromSkipped(w.objects, w.pod, c) {
 		w.event(messages.EventWarning, "InvalidEnvironmentVariableNames", c.Name, msg)
 	}
-	id, err := w.createAndStart(spec)
+	return prepared{c: c, spec: spec, ok: true}
+}
+
+func (w *worker) start(s podsync.Start) error {
+	if s.AdoptID != "" {
+		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+		defer cancel()
+		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+			if w.aborted() {
+				return nil // the pod was removed or changed: its next plan says what to do
+			}
+			err = w.startFailure(s.AdoptID, s.Name, err)
+			if w.startFailed(s.Name, s.AdoptID, err) {
+				return nil
+			}
+			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
+			return err
+		}
+		w.event(messages.EventNormal, "Started", s.Name, "Started container "+s.Name)
+		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
+			zap.Int("restartCount", s.Restarts), zap.String("reason", s.Reason))
+		return nil
+	}
+	p, ahead := w.ready[s.Name]
+	if !ahead {
+		p = w.prepare(s)
+	}
+	if !p.ok {
+		return p.err
+	}
+	c, spec := p.c, p.spec
+	id, err := w.createAndStart(spec, &p, nil)
 	var refused *createRefusedError
 	var sf *startFailedError
 	switch {

@@ -140,7 +140,7 @@ func TestCreateAdoptsOnlyCreatedOrRunning(t *testing.T) {
 			spec := runtimeadapter.ContainerSpec{Name: "actorlet_app_p_default_1234_0", Image: "img:1"}
 			id := rt.AddContainer(runtimeadapter.Container{Name: spec.Name, Image: "img:1", State: tc.state, RawState: tc.raw})
 			w := &worker{cfg: Config{Runtime: rt, RuntimeTimeout: time.Minute}.withDefaults(), uid: "uid-p", log: zap.NewNop()}
-			got, err := w.createAndStart(spec)
+			got, err := w.createAndStart(spec, nil, nil)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error: %v", err, tc.wantErr)
 			}

@@ -33,6 +33,9 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 			cfg.Images = images.New(svc, images.WithClock(cfg.Clock.Now), cfg.progress.option())
 		}
 	}
+	if cfg.starts == nil {
+		cfg.starts = newStartSlots(cfg.ParallelPodStarts)
+	}
 	names := make([]string, 0, len(srcs)+1)
 	for _, s := range srcs {
 		names = append(names, s.Name())

@@ -189,8 +189,10 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 	start := w.cfg.Clock.Now()
 	pulled := false
 	var release func()
+	held := w.slot.held
 	err := w.cfg.Images.EnsureNotify(ctx, c.Image, policy, func() {
 		pulled = true
+		w.slot.release() // a pull holds no start slot: other pods start meanwhile
 		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
 		if w.cfg.progress != nil {
 			w.pulling = c.Name
@@ -199,6 +201,14 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 	})
 	if release != nil {
 		release() // only this waiter detaches; the pull goes on for the others
+	}
+	if held {
+		if err := w.slot.acquire(ctx); err != nil {
+			if w.aborted() {
+				return false, nil // the pod was removed or changed while it waited
+			}
+			return false, fmt.Errorf("pod %s: container %s: wait for a start slot after its image's pull: %w", w.podName(), c.Name, err)
+		}
 	}
 	var pe *images.PullError
 	var bo *images.BackOffError

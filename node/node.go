@@ -66,6 +66,9 @@ const (
 	// stop on top of its grace period (2 min, as the kubelet's
 	// --runtime-request-timeout).
 	DefaultRuntimeTimeout = actors.DefaultRuntimeTimeout
+	// DefaultParallelPodStarts is how many pods are started at once (see
+	// Options.ParallelPodStarts).
+	DefaultParallelPodStarts = actors.DefaultParallelPodStarts
 	// DefaultListTimeout bounds one list of the node's containers, its
 	// inspections included (10 s).
 	DefaultListTimeout = actors.DefaultListTimeout
@@ -147,6 +150,12 @@ type Options struct {
 	// ListTimeout is the deadline of one list of the node's containers,
 	// its inspections included (default DefaultListTimeout, 10 s).
 	ListTimeout time.Duration
+	// ParallelPodStarts bounds the pods whose sandboxes and containers are
+	// being started at once, in the order their plans came (default
+	// DefaultParallelPodStarts, 4; negative: no bound). Kills and removals
+	// are never held back, and a pod waiting for an image pull holds no
+	// place.
+	ParallelPodStarts int
 	// RelistThreshold: GetHealth reports the PLEG unhealthy when its last
 	// successful relist is older than this (default
 	// DefaultRelistThreshold, 3 min).
@@ -226,7 +235,7 @@ func (o Options) config() (actors.Config, error) {
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
 		Backoff: b, History: o.History, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
-		RuntimeTimeout: o.RuntimeTimeout, ListTimeout: o.ListTimeout,
+		RuntimeTimeout: o.RuntimeTimeout, ListTimeout: o.ListTimeout, ParallelPodStarts: o.ParallelPodStarts,
 		RelistThreshold: o.RelistThreshold, MaxEvents: o.MaxEvents,
 		Logger: o.Logger,
 	}, nil

@@ -30,7 +30,7 @@ func TestOptionsReachConfig(t *testing.T) {
 		MaxPodRestarts: 4, PodRestartWindow: 9 * time.Second,
 		RootDir: "/r", AllowPrivileged: true, AllowHostPath: true,
 		RuntimeTimeout: 11 * time.Second, ListTimeout: 12 * time.Second,
-		RelistThreshold: 13 * time.Second, MaxEvents: 14, HostSource: true,
+		RelistThreshold: 13 * time.Second, MaxEvents: 14, HostSource: true, ParallelPodStarts: 15,
 	}
 	cfg, err := o.config()
 	if err != nil {
@@ -56,6 +56,7 @@ func TestOptionsReachConfig(t *testing.T) {
 		{"RelistThreshold", cfg.RelistThreshold, 13 * time.Second},
 		{"MaxEvents", cfg.MaxEvents, 14},
 		{"HostSource", cfg.HostSource, true},
+		{"ParallelPodStarts", cfg.ParallelPodStarts, 15},
 		{"Runtime", cfg.Runtime, runtimeadapter.Runtime(rt)},
 	}
 	for _, c := range checks {

@@ -14,6 +14,7 @@ type Options struct {
 	DieViews                int
 	Restarts                int
 	StartPods               int
+	PodStart                PodStartOptions
 	Idle                    IdleOptions
 }
 
@@ -21,10 +22,12 @@ type Options struct {
 func DefaultOptions(quick bool) Options {
 	if quick {
 		return Options{DetectPods: 6, DetectExits: 20, IsolatedExits: 2, DieViews: 3, Restarts: 8, StartPods: 20,
-			Idle: IdleOptions{Pods: 20, Window: 15 * time.Second, Settle: 3 * time.Second}}
+			PodStart: PodStartOptions{Rounds: 1, Burst: 20},
+			Idle:     IdleOptions{Pods: 20, Window: 15 * time.Second, Settle: 3 * time.Second}}
 	}
 	return Options{DetectPods: 8, DetectExits: 100, IsolatedExits: 5, DieViews: 10, Restarts: 24, StartPods: 50,
-		Idle: IdleOptions{Pods: 100, Window: 60 * time.Second, Settle: 10 * time.Second}}
+		PodStart: PodStartOptions{Rounds: 5, Burst: 20},
+		Idle:     IdleOptions{Pods: 100, Window: 60 * time.Second, Settle: 10 * time.Second}}
 }
 
 // Targets of the issue.

@@ -76,6 +76,7 @@ type runFlags struct {
 	requestTimeout time.Duration
 	statsInterval  time.Duration
 	listTimeout    time.Duration
+	parallelStarts int
 	runtime        string
 	endpoint       string
 	podLogsDir     string
@@ -117,6 +118,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.IntVar(&f.maxRestarts, "max-pod-restarts", supervision.DefaultMaxRestarts, "a pod actor that panics is restarted at most this many times within --pod-restart-window; past that its pod is Failed (reason PodActorFailed) until its spec changes")
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
 	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", node.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
+	fl.IntVar(&f.parallelStarts, "parallel-pod-starts", node.DefaultParallelPodStarts, "how many pods' sandboxes and containers are started at once, in the order they came (0: no bound); kills and removals are never held back, and a pod waiting for an image pull holds no place")
 	fl.DurationVar(&f.listTimeout, "list-timeout", node.DefaultListTimeout, "deadline of one list of the node's containers, its inspections included")
 	fl.StringVar(&f.runtime, "container-runtime", runtimeDocker, "the container runtime: docker, or cri (a CRI v1 runtime such as containerd at --container-runtime-endpoint)")
 	fl.StringVar(&f.endpoint, "container-runtime-endpoint", defaultCRIEndpoint, "with --container-runtime cri: the runtime's CRI socket, as the kubelet's (unix:///path)")
@@ -261,6 +263,7 @@ func run(ctx context.Context, f runFlags) error {
 		RootDir:           rootDir, AllowPrivileged: f.allowPriv, AllowHostPath: f.allowHostPath,
 		HostIPs: hostIPs, Allocatable: allocatable,
 		RuntimeTimeout: f.requestTimeout, ListTimeout: f.listTimeout,
+		ParallelPodStarts: parallelPodStarts(f.parallelStarts),
 	})
 	if err != nil {
 		return err
@@ -334,4 +337,13 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	sys.Shutdown()
 	return nil
+}
+
+// parallelPodStarts turns --parallel-pod-starts into
+// node.Options.ParallelPodStarts: 0 (or less) is no bound.
+func parallelPodStarts(flag int) int {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }

@@ -16,7 +16,7 @@ func TestRunSupervisionAndDeadlineFlags(t *testing.T) {
 	for name, want := range map[string]string{
 		"max-pod-restarts": "5", "pod-restart-window": "1m0s",
 		"runtime-request-timeout": "2m0s", "list-timeout": "10s",
-		"node-lease-duration": "40s", "etcd-prefix": "/actorlet",
+		"node-lease-duration": "40s", "etcd-prefix": "/actorlet", "parallel-pod-starts": "4",
 	} {
 		f := fl.Lookup(name)
 		if f == nil {
@@ -77,6 +77,15 @@ func TestRunRuntimeFlags(t *testing.T) {
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("run %v = %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// --parallel-pod-starts: a count, or 0 (or less) for no bound.
+func TestParallelPodStartsFlag(t *testing.T) {
+	for flag, want := range map[int]int{4: 4, 1: 1, 0: -1, -3: -1} {
+		if got := parallelPodStarts(flag); got != want {
+			t.Errorf("--parallel-pod-starts %d: ParallelPodStarts %d, want %d", flag, got, want)
 		}
 	}
 }

@@ -282,7 +282,7 @@ func readCorpusFile(t *testing.T, rel string, opts ...Option) corpusResult {
 	}
 	log, logs := observedLogger()
 	src := New(dir, testNode, append([]Option{WithLogger(log)}, opts...)...)
-	u, _ := src.newScanner().scan()
+	u, _, _ := src.newScanner().scan(false)
 	if u.Err != nil {
 		t.Fatalf("%s: the source failed: %v", rel, u.Err)
 	}

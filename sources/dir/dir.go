@@ -3,8 +3,9 @@
 // as a manifest, whatever its extension (*.yaml, *.json, GCE's *.manifest),
 // as with the kubelet's --pod-manifest-path.
 //
-// The directory is watched (fsnotify), so a change is seen within about the
-// debounce delay (100 ms by default), and re-read in full every rescan
+// The directory is watched (fsnotify), so a change is read at once (later
+// changes within the debounce window, 100 ms by default, together at its
+// end), and re-read in full every rescan
 // period (20 s) as a safety net. Skipped, and logged once each with why
 // (not on every rescan): dotfiles; the artefacts editors, backups, package
 // managers and atomic writers leave next to a manifest (name~, *.swp,
@@ -94,10 +95,12 @@ func (s *Source) newScanner() *scanner {
 }
 
 // Run reads the directory at once, then on every relevant file-system
-// event (after the debounce delay) and every rescan period, and calls sink
-// when something changed (see sources.Update). It returns nil when ctx
-// ends. If no file-system watch can be set up it logs a warning and relies
-// on rescans.
+// event and every rescan period, and calls sink when something changed
+// (see sources.Update). The first event after a quiet spell is read at
+// once (no debounce delay on a pod's start); further events within the
+// debounce window are coalesced into one read at its end (see scanDelay).
+// It returns nil when ctx ends. If no file-system watch can be set up it
+// logs a warning and relies on rescans.
 func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 	sc := s.newScanner()
 	w := newWatch(s.dir, s.log)
@@ -105,47 +108,61 @@ func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 
 	rescan := time.NewTicker(s.rescan)
 	defer rescan.Stop()
-	var debounce *time.Timer
-	var debounceC <-chan time.Time // non-nil while a scan is pending
+	var pending *time.Timer
+	var pendingC <-chan time.Time // non-nil while a scan is pending
+	var last time.Time            // when the last scan for an event began
+	arm := func(d time.Duration) {
+		if pending == nil {
+			pending = time.NewTimer(d)
+		} else {
+			pending.Reset(d)
+		}
+		pendingC = pending.C
+	}
 
-	scan := func() {
+	// eager: the scan follows an event at once; a file found empty may
+	// be one being written, and is read again at the window's end.
+	scan := func(eager bool) {
 		w.ensure() // before reading, so no change falls between the two
-		u, send := sc.scan()
+		u, send, deferred := sc.scan(eager)
 		if u.Err != nil {
 			w.lost()
 		}
 		if send {
 			sink(u)
 		}
+		if deferred && pendingC == nil {
+			arm(s.debounce)
+		}
 	}
 
-	scan()
+	scan(false)
 	for {
 		select {
 		case <-ctx.Done():
-			if debounce != nil {
-				debounce.Stop()
+			if pending != nil {
+				pending.Stop()
 			}
 			return nil
 		case <-rescan.C:
-			scan()
-		case <-debounceC:
-			debounceC = nil
-			scan()
+			scan(false)
+		case <-pendingC:
+			pendingC, last = nil, time.Now()
+			scan(false)
 		case ev, ok := <-w.events():
 			if !ok {
 				w.broken(errors.New("event channel closed"))
 				continue
 			}
-			if !w.relevant(ev) || debounceC != nil {
+			if !w.relevant(ev) || pendingC != nil {
 				continue
 			}
-			if debounce == nil {
-				debounce = time.NewTimer(s.debounce)
+			if d := scanDelay(time.Now(), last, s.debounce); d > 0 {
+				arm(d)
 			} else {
-				debounce.Reset(s.debounce)
+				last = time.Now()
+				scan(true)
 			}
-			debounceC = debounce.C
 		case err, ok := <-w.errors():
 			if !ok {
 				w.broken(errors.New("error channel closed"))
@@ -154,10 +171,21 @@ func (s *Source) Run(ctx context.Context, sink func(sources.Update)) error {
 			// An overflow means events were lost: re-read now.
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				s.log.Warn("file-system events lost; re-reading the directory")
-				scan()
+				scan(false)
 				continue
 			}
 			s.log.Warn("file-system watch error", zap.Error(err))
 		}
 	}
+}
+
+// scanDelay is how long a file-system event at now waits for its read,
+// given when the last read began and the debounce window: none when the
+// window since the last read has passed (the event is read at once),
+// else until the window ends (the events in it are read together).
+func scanDelay(now, last time.Time, window time.Duration) time.Duration {
+	if d := last.Add(window).Sub(now); d > 0 {
+		return d
+	}
+	return 0
 }

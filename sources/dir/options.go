@@ -14,9 +14,11 @@ const (
 	// DefaultRescanPeriod is how often the whole directory is re-read as a
 	// safety net behind the file-system watch.
 	DefaultRescanPeriod = 20 * time.Second
-	// DefaultDebounce is how long the source waits after a file-system
-	// event before re-reading, so that one editor save (often several
-	// events) gives one scan.
+	// DefaultDebounce is the window in which file-system events are read
+	// together: the first event after a quiet window is read at once, the
+	// ones after it within the window at its end, so that one editor save
+	// (often several events) or a burst of new manifests gives at most two
+	// scans.
 	DefaultDebounce = 100 * time.Millisecond
 )
 
@@ -35,9 +37,10 @@ func WithRescanPeriod(d time.Duration) Option {
 	}
 }
 
-// WithDebounce sets the delay between a file-system event and the re-read
-// it triggers (default DefaultDebounce, 100 ms); events in that window are
-// coalesced. A negative value keeps the default; 0 re-reads at once.
+// WithDebounce sets the window in which file-system events are read
+// together (default DefaultDebounce, 100 ms): the first event is read at
+// once, the later ones in the window at its end. A negative value keeps
+// the default; 0 reads every event at once.
 func WithDebounce(d time.Duration) Option {
 	return func(s *Source) {
 		if d >= 0 {

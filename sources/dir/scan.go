@@ -133,8 +133,10 @@ func newScanner(dir, source, node string, log *zap.Logger) *scanner {
 // scan reads the directory once. It returns the update to send and whether
 // to send it: on the first read, when the set of pods or of problems
 // changed, when the directory fails (once per distinct error) and when it
-// can be read again.
-func (s *scanner) scan() (sources.Update, bool) {
+// can be read again. An eager scan (one that follows a file-system event
+// at once) leaves a file it finds empty as it was, as one still being
+// written, and reports deferred: read again shortly.
+func (s *scanner) scan(eager bool) (u sources.Update, send, deferred bool) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		err = fmt.Errorf("read manifest directory %s: %w", s.dir, err)
@@ -143,7 +145,7 @@ func (s *scanner) scan() (sources.Update, bool) {
 			s.log.Error("cannot read manifest directory; keeping the last set of pods", zap.Error(err))
 		}
 		s.failed, s.lastErr = true, err.Error()
-		return sources.Update{Source: s.source, Err: err}, send
+		return sources.Update{Source: s.source, Err: err}, send, false
 	}
 	recovered := s.failed
 	if recovered {
@@ -162,9 +164,9 @@ func (s *scanner) scan() (sources.Update, bool) {
 			skipped[name] = why
 			continue
 		}
-		if s.read(name) {
-			seen[name] = true
-		}
+		exists, later := s.read(name, eager)
+		seen[name] = exists
+		deferred = deferred || later
 	}
 	for name := range s.files {
 		if !seen[name] {
@@ -175,9 +177,9 @@ func (s *scanner) scan() (sources.Update, bool) {
 	s.logSkipped(skipped)
 
 	u, key := s.update()
-	send := !s.sent || recovered || key != s.lastKey
+	send = !s.sent || recovered || key != s.lastKey
 	s.sent, s.lastKey = true, key
-	return u, send
+	return u, send, deferred
 }
 
 // logSkipped logs each entry skipped, once while it stays: the directory
@@ -212,7 +214,10 @@ func (s *scanner) isFile(e fs.DirEntry) bool {
 
 // read re-reads one file and updates its state. It returns false when the
 // file no longer exists (it was removed since the directory was listed).
-func (s *scanner) read(name string) bool {
+// eager: an empty file that was not empty (or not there) before is left
+// as it was, and read again later (deferred): a writer that is not
+// atomic creates the file, then writes it.
+func (s *scanner) read(name string, eager bool) (exists, deferred bool) {
 	path := s.path(name)
 	st := s.files[name]
 	if st == nil {
@@ -221,7 +226,9 @@ func (s *scanner) read(name string) bool {
 	data, err := readManifest(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // removed since the listing (or a dangling link)
-		return false
+		return false, false
+	case eager && err == nil && len(data) == 0 && (st.data == nil || len(st.data) > 0):
+		return true, true
 	case err != nil:
 		st.data = nil
 		s.setProblems(st, []problem{{err: &manifest.FileError{Path: path, Err: err}, kept: st.objs}})
@@ -247,7 +254,7 @@ func (s *scanner) read(name string) bool {
 		}
 	}
 	s.files[name] = st
-	return true
+	return true, false
 }
 
 // problem is one of a file's problems and the last good objects it keeps.

@@ -24,7 +24,7 @@ func newTestScanner(dir string) (*scanner, *observer.ObservedLogs) {
 
 func mustScan(t *testing.T, s *scanner, wantSend bool) sources.Update {
 	t.Helper()
-	u, send := s.scan()
+	u, send, _ := s.scan(false)
 	if send != wantSend {
 		t.Fatalf("scan sent = %v, want %v: %s", send, wantSend, describe(u))
 	}
@@ -358,7 +358,7 @@ func TestScanSameNameStableAcrossRescans(t *testing.T) {
 			}
 		case 3: // nothing: a plain rescan
 		}
-		u, send := s.scan()
+		u, send, _ := s.scan(false)
 		if send {
 			t.Fatalf("rescan %d sent an update: %s", i, describe(u))
 		}

@@ -9,6 +9,8 @@
 //	detect    detection latency on Docker, events and relist only
 //	restart   restart latency on Docker against --restart=always
 //	start     50 pods on Docker against a docker CLI script
+//	pstart    1 pod against two docker runs, and a burst of 20 pods
+//	          against the agent of -base-rev (issue 16)
 //	idle      idle CPU of the actorlet binary with 100 pods, events on/off
 //	stats     time to answer /stats/summary and /metrics/resource, 110 pods
 //	          (fixture cgroups, fake listing)
@@ -48,7 +50,7 @@ import (
 	"github.com/actorlet/actorlet/bench/statsbench"
 )
 
-var all = []string{"relist", "pipeline", "detect", "restart", "start", "idle", "stats", "stats-docker"}
+var all = []string{"relist", "pipeline", "detect", "restart", "start", "pstart", "idle", "stats", "stats-docker"}
 
 func main() {
 	// Sample the heap finely enough to attribute a pod's few kilobytes to
@@ -71,6 +73,9 @@ func run(args []string) error {
 	rounds := fs.Int("rounds", 3, "relist: interleaved rounds of each side; the fastest round is kept")
 	benchtime := fs.Duration("benchtime", 400*time.Millisecond, "relist: time of each benchmark round")
 	pods := fs.Int("pods", 10000, "pipeline: idle pods on the fake runtime")
+	baseRev := fs.String("base-rev", "", "pstart: git revision whose agent is the base of the burst (built in a temporary directory); empty: no base")
+	pstartRounds := fs.Int("pstart-rounds", 5, "pstart: alternating rounds of each side")
+	pstartFlags := fs.String("pstart-flags", "", "pstart: extra flags of this tree's agent, space-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +130,10 @@ func run(args []string) error {
 		return denv, nil
 	}
 	dopts := dockerbench.DefaultOptions(*quick)
+	dopts.PodStart.BaseRev, dopts.PodStart.Flags = *baseRev, strings.Fields(*pstartFlags)
+	if !*quick {
+		dopts.PodStart.Rounds = *pstartRounds
+	}
 	if *profiles != "" {
 		if err := os.MkdirAll(*profiles, 0o755); err != nil {
 			return err
@@ -264,6 +273,8 @@ func runDocker(e *dockerbench.Env, b string, o dockerbench.Options, out string) 
 		}
 		plot("restart-cdf.svg", "Restart latency on Docker (die → start of the replacement)", s)
 		return []*report.Table{t}, nil
+	case "pstart":
+		return e.RunPodStart(o.PodStart)
 	case "start":
 		t, err := e.RunStart(o)
 		if err != nil {
