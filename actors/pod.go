@@ -135,7 +135,7 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 		// a supervisor restart this actor remembers nothing).
 		a.inc = incarnations.Add(1)
 		a.m = podstate.NewPod(podstate.Config{UID: a.uid, Node: a.cfg.NodeName, Backoff: a.cfg.Backoff,
-			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: a.cfg.Spec.HostIPs}, a.cfg.History.Pod(string(a.uid)))
+			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: a.cfg.Spec.HostIPs, Standby: a.cfg.Standby}, a.cfg.History.Pod(string(a.uid)))
 		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.apply(ctx, a.m.Step(podstate.Started{}, a.cfg.Clock.Now()))
 	case *actor.Restarting:
