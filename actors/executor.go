@@ -141,6 +141,10 @@ func (w *worker) run(plan podsync.Plan) []error {
 
 	// Standbys that are not their container's next instance go before
 	// any start: a start may reuse the runtime name of one.
+	for _, c := range plan.DropStandby {
+		w.log.Info("removing standby", zap.String("container", c.Labels[runtimeadapter.LabelContainerName]), zap.String("id", short(c.ID)),
+			zap.String("restartCount", c.Labels[runtimeadapter.LabelRestartCount]))
+	}
 	errs = append(errs, w.remove(plan.DropStandby)...)
 	if w.refresh && w.pod != nil && !w.aborted() {
 		if err := w.refreshVolumes(); err != nil {
