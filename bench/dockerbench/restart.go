@@ -166,23 +166,12 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 	defer w.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	for i := range n {
-		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
-			Image:  testimages.TestWorkloadTag,
-			Env:    []string{"TW_EXIT_AFTER=1s"},
-			Labels: map[string]string{BenchLabel: e.RunID},
-		}, &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways}}, nil, nil,
-			fmt.Sprintf("bench-restart-%s-%d", e.RunID, i))
-		if err != nil {
-			return RestartTimes{}, err
-		}
-		if err := e.Cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-			return RestartTimes{}, err
-		}
-		time.Sleep(restartStagger)
-	}
 	runs := map[string]*dockerRuns{}
-	for {
+	// collect reads the restarts so far from the events, and inspects the
+	// containers whose first exit or restart it saw: called between the
+	// creates too, so that a container is inspected within its second
+	// run (1 s).
+	collect := func() (RestartTimes, error) {
 		evs, err := w.Events()
 		if err != nil {
 			return RestartTimes{}, fmt.Errorf("docker events: %w", err)
@@ -230,6 +219,32 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 			if !r.bad && !r.fin.IsZero() && !r.started.IsZero() {
 				out.Exit = append(out.Exit, r.started.Sub(r.fin))
 			}
+		}
+		return out, nil
+	}
+	for i := range n {
+		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
+			Image:  testimages.TestWorkloadTag,
+			Env:    []string{"TW_EXIT_AFTER=1s"},
+			Labels: map[string]string{BenchLabel: e.RunID},
+		}, &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways}}, nil, nil,
+			fmt.Sprintf("bench-restart-%s-%d", e.RunID, i))
+		if err != nil {
+			return RestartTimes{}, err
+		}
+		if err := e.Cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+			return RestartTimes{}, err
+		}
+		next := time.Now().Add(restartStagger)
+		if _, err := collect(); err != nil {
+			return RestartTimes{}, err
+		}
+		time.Sleep(time.Until(next))
+	}
+	for {
+		out, err := collect()
+		if err != nil {
+			return RestartTimes{}, err
 		}
 		if len(out.Events) >= n {
 			return out, nil

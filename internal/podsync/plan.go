@@ -761,7 +761,7 @@ func compute(in Input, h *history) Plan {
 			p.restartAfterBackoff(in, h, c.Name, latest, next)
 		}
 		_, waiting := p.Waiting[c.Name]
-		if in.Standby && sp.use == nil && len(p.Start) == starts && !changed && wantStandby(pod, &latest, waiting) {
+		if sp.on && sp.use == nil && len(p.Start) == starts && !changed && wantStandby(pod, &latest, waiting) {
 			p.Standby = append(p.Standby, standbyCreate(c.Name, restarts(&latest)+1, sp.config))
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -121,24 +122,28 @@ func objectsDigest(objs Objects) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// standbyPlan decides about the pending standbys of app container c, whose
-// newest instance is latest, in the running sandbox sb: the standby to
-// start for its restart (nil: none fits), and, into the plan, those to
-// drop (stale, extra, or the feature off) and the standby to create.
+// standbyPlan is what standbyFor found for an app container: whether it
+// may have a standby, the one to start for its restart (nil: none fits),
+// and the config hash of its next instance.
 type standbyPlan struct {
+	on     bool // c may have a standby
 	use    *runtimeadapter.Container
 	config string
 }
 
-// standbyFor finds the pending standby of c that is its next instance
-// (attempt latest+1, made from the inputs of now) and drops the others.
+// standbyFor finds the pending standby of c, whose newest instance is
+// latest, in the running sandbox sb, that is its next instance (attempt
+// latest+1, made from the inputs of now), and drops the others (stale,
+// extra, or no standby wanted: the feature off, or an image pulled at
+// every start).
 func (p *Plan) standbyFor(in Input, g grouped, c *v1.Container, latest *runtimeadapter.Container, sb *runtimeadapter.Container) standbyPlan {
 	var sp standbyPlan
 	pending := g.standbys[c.Name]
-	if !in.Standby {
+	if !in.Standby || pullsEveryStart(c) {
 		p.DropStandby = append(p.DropStandby, pending...)
 		return sp
 	}
+	sp.on = true
 	sp.config = StandbyConfig(in.Node, in.HostIPs, in.Pod, c, sb, in.Objects)
 	for i := range pending {
 		s := &pending[i]
@@ -149,6 +154,25 @@ func (p *Plan) standbyFor(in Input, g grouped, c *v1.Container, latest *runtimea
 		p.DropStandby = append(p.DropStandby, *s)
 	}
 	return sp
+}
+
+// pullsEveryStart: c's image is pulled before each of its instances is
+// created (imagePullPolicy Always, explicit or defaulted for a :latest or
+// untagged image), so its next instance cannot be made ahead: it would
+// miss that pull.
+func pullsEveryStart(c *v1.Container) bool {
+	switch c.ImagePullPolicy {
+	case v1.PullAlways:
+		return true
+	case "":
+		if strings.Contains(c.Image, "@") {
+			return false
+		}
+		name := c.Image[strings.LastIndex(c.Image, "/")+1:]
+		i := strings.LastIndex(name, ":")
+		return i < 0 || name[i+1:] == "latest"
+	}
+	return false
 }
 
 // wantStandby: c's next instance is worth creating now — its newest

@@ -36,6 +36,10 @@ func TestComputeStandby(t *testing.T) {
 	annotated.Annotations = map[string]string{"build": "2"}
 	withIP := testPod(v1.RestartPolicyAlways, "app") // its env names status.podIP
 	withIP.Spec.Containers[0].Env = []v1.EnvVar{{Name: "IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+	pullAlways := testPod(v1.RestartPolicyAlways, "app")
+	pullAlways.Spec.Containers[0].ImagePullPolicy = v1.PullAlways
+	untagged := testPod(v1.RestartPolicyAlways, "app")
+	untagged.Spec.Containers[0].Image = "registry:5000/team/img"
 	optional := true
 	withCM := testPod(v1.RestartPolicyAlways, "app")
 	withCM.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Optional: &optional}}}
@@ -128,6 +132,11 @@ func TestComputeStandby(t *testing.T) {
 		{name: "OnFailure: success completes the pod, its standby goes", pod: onFail,
 			cs:   cs(sbRun(onFail), inst(onFail, "app", 0, X, 0), standbyInst(onFail, "app", 1, sbRun(onFail), Objects{})),
 			want: "kill POD-0(PodCompleted); drop sb-app-1; done"},
+		{name: "imagePullPolicy Always: none (each instance pulls first)", pod: pullAlways,
+			cs:   cs(sbRun(pullAlways), inst(pullAlways, "app", 0, R, 0), standbyInst(pullAlways, "app", 1, sbRun(pullAlways), Objects{})),
+			want: "drop sb-app-1"},
+		{name: "an untagged image defaults to Always: none", pod: untagged,
+			cs: cs(sbRun(untagged), inst(untagged, "app", 0, R, 0)), want: ""},
 		{name: "Never: none", pod: never, cs: cs(sbRun(never), inst(never, "app", 0, R, 0)), want: ""},
 		{name: "a container dropped from the spec: its standby goes", pod: testPod(v1.RestartPolicyAlways, "other"),
 			cs: cs(sbRun(always), inst(testPod(v1.RestartPolicyAlways, "other"), "other", 0, R, 0),
