@@ -486,6 +486,9 @@ func (w *worker) start(s podsync.Start) error {
 	}
 	if s.AdoptID != "" {
 		if s.Standby && c != nil {
+			// Its image is present (the standby was created from it, and
+			// never pulls first: podsync makes none then).
+			w.imagePresent(c)
 			w.envFromSkipped(c)
 		}
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
