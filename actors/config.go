@@ -68,6 +68,10 @@ type Config struct {
 	// not yet confirmed the PLEG relists every RelistPeriod.
 	EventRelistPeriod time.Duration
 	Backoff           supervision.BackoffPolicy
+	// Standby keeps the next instance of each restartable app container
+	// created ahead of its restart, so a restart is one start call
+	// (`actorlet run --standby-containers`).
+	Standby bool
 	// MaxPodRestarts within PodRestartWindow bound pod actor restarts
 	// after panics (defaults 5 in 1 min).
 	MaxPodRestarts   int

@@ -145,6 +145,13 @@ func (w *worker) run(plan podsync.Plan) []error {
 		return errs
 	}
 
+	// Standbys that are not their container's next instance go before
+	// any start: a start may reuse the runtime name of one.
+	for _, c := range plan.DropStandby {
+		w.log.Info("removing standby", zap.String("container", c.Labels[runtimeadapter.LabelContainerName]), zap.String("id", short(c.ID)),
+			zap.String("restartCount", c.Labels[runtimeadapter.LabelRestartCount]))
+	}
+	errs = append(errs, w.remove(plan.DropStandby)...)
 	if needsStartSlot(plan) {
 		// New pods start a few at a time, in order, until their sandbox
 		// and first container run (see startSlots); waiting ends when the
@@ -201,7 +208,21 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.slot.release() // the sandbox and the first container run: the next pod's turn
 	}
 	w.slot.release()
-	for _, c := range plan.Remove {
+	for _, s := range plan.Standby {
+		if w.aborted() {
+			break
+		}
+		if err := w.standby(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return append(errs, w.remove(plan.Remove)...)
+}
+
+// remove removes cs (gone already is fine), unless the actor stopped.
+func (w *worker) remove(cs []runtimeadapter.Container) []error {
+	var errs []error
+	for _, c := range cs {
 		if w.halted() {
 			return errs
 		}
@@ -213,6 +234,73 @@ func (w *worker) run(plan podsync.Plan) []error {
 		}
 	}
 	return errs
+}
+
+// standby creates, and does not start, the next instance of the app
+// container of s (podsync's Plan.Standby), labelled as a standby made
+// from the inputs whose hash is s.Config. It makes no event: the restart
+// that starts it does. A name taken already is left to the next listing
+// and plan.
+func (w *worker) standby(s podsync.Start) error {
+	c := w.specContainer(s)
+	if c == nil {
+		return fmt.Errorf("pod %s: standby of container %s: not in spec", w.podName(), s.Name)
+	}
+	spec, err := w.appSpec(c, s)
+	if w.aborted() {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pod %s: standby of container %s: %w", w.podName(), s.Name, err)
+	}
+	spec = podsync.AsStandby(spec, s.Config)
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+	defer cancel()
+	id, err := w.cfg.Runtime.Create(ctx, spec)
+	switch {
+	case errors.Is(err, runtimeadapter.ErrNameConflict), err != nil && w.aborted():
+		return nil
+	case err != nil:
+		return fmt.Errorf("pod %s: standby of container %s: %w", w.podName(), s.Name, err)
+	}
+	w.log.Debug("standby created", zap.String("container", s.Name), zap.String("id", short(id)), zap.Int("restartCount", s.Restarts))
+	return nil
+}
+
+// specContainer is the spec container s starts (nil: not in the spec).
+func (w *worker) specContainer(s podsync.Start) *v1.Container {
+	list := w.pod.Spec.Containers
+	if s.Init {
+		list = w.pod.Spec.InitContainers
+	}
+	for i := range list {
+		if list[i].Name == s.Name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// appSpec is the runtime spec of the instance of c that s starts.
+func (w *worker) appSpec(c *v1.Container, s podsync.Start) (runtimeadapter.ContainerSpec, error) {
+	ip, err := w.sandboxIP(c)
+	if err != nil {
+		return runtimeadapter.ContainerSpec{}, err
+	}
+	d := w.cfg.Spec.DownwardFor(w.cfg.NodeName, w.pod, ip)
+	d.Objects = w.objects
+	spec, err := podsync.AppSpecFor(w.cfg.Spec, d, w.pod, c, w.sandboxID, s.Restarts)
+	if err != nil {
+		return spec, err
+	}
+	if s.Init {
+		spec = podsync.AsInit(spec, w.sandboxID)
+		if podsync.IsSidecar(c) {
+			spec = podsync.AsSidecar(spec, slices.IndexFunc(w.pod.Spec.InitContainers, func(ic v1.Container) bool { return ic.Name == c.Name }))
+		}
+	}
+	spec.Labels = withPodStart(spec.Labels, w.podStart)
+	return spec, nil
 }
 
 // minSidecarGrace is the least grace a sidecar is stopped with, however
@@ -301,7 +389,20 @@ func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec, ahead *prepar
 	var conflict *runtimeadapter.NameConflictError
 	if errors.As(err, &conflict) && conflict.ID != "" {
 		existing, ierr := w.cfg.Runtime.Inspect(ctx, conflict.ID)
+		if ierr == nil && podsync.IsStandby(&existing) {
+			// A standby the plan did not see (a stale listing), made from
+			// inputs that may be stale too: made again.
+			w.log.Info("replacing standby", zap.String("name", spec.Name), zap.String("id", short(conflict.ID)))
+			if err = w.cfg.Runtime.Remove(ctx, conflict.ID); err == nil || errors.Is(err, runtimeadapter.ErrNotFound) {
+				id, err = w.cfg.Runtime.Create(ctx, spec)
+			}
+			conflict = nil
+			if errors.As(err, &conflict) && conflict.ID != "" {
+				existing, ierr = w.cfg.Runtime.Inspect(ctx, conflict.ID)
+			}
+		}
 		switch {
+		case conflict == nil || conflict.ID == "":
 		case ierr != nil:
 			return "", fmt.Errorf("pod %s: create container %s: inspect the existing %s: %w", w.podName(), spec.Name, short(conflict.ID), ierr)
 		case podsync.AdoptionOf(&existing) == podsync.AdoptRunning:
@@ -437,30 +538,17 @@ type prepared struct {
 // prepare makes start s (not an adoption) ready for its create: the
 // container's image, its config and its pod's volumes.
 func (w *worker) prepare(s podsync.Start) prepared {
-	c, list := w.specContainer(s)
+	c := w.specContainer(s)
 	if c == nil {
 		return prepared{err: fmt.Errorf("pod %s: container %s: not in spec", w.podName(), s.Name)}
 	}
 	if ok, err := w.image(c); !ok || w.aborted() {
 		return prepared{err: err} // nil: the container waits for its image (not a sync error), or the pod changed
 	}
-	ip, err := w.sandboxIP(c)
+	spec, err := w.appSpec(c, s)
 	if w.aborted() {
 		return prepared{}
 	}
-	var spec runtimeadapter.ContainerSpec
-	if err == nil {
-		d := w.cfg.Spec.DownwardFor(w.cfg.NodeName, w.pod, ip)
-		d.Objects = w.objects
-		spec, err = podsync.AppSpecFor(w.cfg.Spec, d, w.pod, c, w.sandboxID, s.Restarts)
-	}
-	if err == nil && s.Init {
-		spec = podsync.AsInit(spec, w.sandboxID)
-		if podsync.IsSidecar(c) {
-			spec = podsync.AsSidecar(spec, slices.IndexFunc(list, func(ic v1.Container) bool { return ic.Name == c.Name }))
-		}
-	}
-	spec.Labels = withPodStart(spec.Labels, w.podStart)
 	// Volumes first, as the kubelet mounts them before it makes any
 	// container's config.
 	prepErr := volumeprep.PrepareWith(w.cfg.Spec, w.objects, w.pod)
@@ -490,14 +578,22 @@ func (w *worker) prepare(s podsync.Start) prepared {
 		w.failedStart(c, reasonCreateContainerConfigError, fmt.Sprintf("pod %s: %v", w.podName(), err))
 		return prepared{}
 	}
-	for _, msg := range podsync.EnvFromSkipped(w.objects, w.pod, c) {
-		w.event(messages.EventWarning, "InvalidEnvironmentVariableNames", c.Name, msg)
-	}
+	w.envFromSkipped(c)
 	return prepared{c: c, spec: spec, ok: true}
 }
 
 func (w *worker) start(s podsync.Start) error {
 	if s.AdoptID != "" {
+		var c *v1.Container
+		if w.pod != nil {
+			c = w.specContainer(s)
+		}
+		if s.Standby && c != nil {
+			// Its image is present (the standby was created from it, and
+			// never pulls first: podsync makes none then).
+			w.imagePresent(c)
+			w.envFromSkipped(c)
+		}
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
 		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
@@ -505,11 +601,21 @@ func (w *worker) start(s podsync.Start) error {
 				return nil // the pod was removed or changed: its next plan says what to do
 			}
 			err = w.startFailure(s.AdoptID, s.Name, err)
+			if s.Standby {
+				var sf *startFailedError
+				if errors.As(err, &sf) { // as a new instance's: Created, then Failed
+					w.event(messages.EventNormal, "Created", s.Name, "Created container: "+s.Name)
+				}
+			}
 			if w.startFailed(s.Name, s.AdoptID, err) {
 				return nil
 			}
 			w.event(messages.EventWarning, "Failed", s.Name, "Error: "+err.Error())
 			return err
+		}
+		if s.Standby && c != nil {
+			// The restart of c: what follows a new instance's start.
+			return w.afterStart(c, s.AdoptID, s)
 		}
 		w.event(messages.EventNormal, "Started", s.Name, "Started container "+s.Name)
 		w.log.Info("container started", zap.String("container", s.Name), zap.String("id", short(s.AdoptID)),
@@ -541,6 +647,19 @@ func (w *worker) start(s podsync.Start) error {
 		w.event(messages.EventWarning, "Failed", c.Name, "Error: "+err.Error())
 		return err
 	}
+	return w.afterStart(c, id, s)
+}
+
+// envFromSkipped warns of the envFrom keys c's new instance skips.
+func (w *worker) envFromSkipped(c *v1.Container) {
+	for _, msg := range podsync.EnvFromSkipped(w.objects, w.pod, c) {
+		w.event(messages.EventWarning, "InvalidEnvironmentVariableNames", c.Name, msg)
+	}
+}
+
+// afterStart follows the start of instance id of c, new or a standby:
+// its events, postStart hook, log line and restart metric.
+func (w *worker) afterStart(c *v1.Container, id string, s podsync.Start) error {
 	w.started = append(w.started, c.Name)
 	w.event(messages.EventNormal, "Created", c.Name, "Created container: "+c.Name)
 	w.event(messages.EventNormal, "Started", c.Name, "Started container "+c.Name)

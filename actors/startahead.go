@@ -9,21 +9,6 @@ import (
 	"github.com/actorlet/actorlet/internal/podsync"
 )
 
-// specContainer is start s's container in the pod's spec (nil: none), and
-// the list it is in (the init containers or the apps).
-func (w *worker) specContainer(s podsync.Start) (*v1.Container, []v1.Container) {
-	list := w.pod.Spec.Containers
-	if s.Init {
-		list = w.pod.Spec.InitContainers
-	}
-	for i := range list {
-		if list[i].Name == s.Name {
-			return &list[i], list
-		}
-	}
-	return nil, list
-}
-
 // canStartAhead reports whether start s of pod can be made ready and its
 // container created while the pod's sandbox starts: not an adoption (that
 // container exists), and not a container whose env names the pod's IP,
@@ -44,7 +29,7 @@ func (w *worker) startAhead(next *podsync.Start) func(sandboxID string) func(err
 	if next == nil || w.pod == nil {
 		return nil
 	}
-	if c, _ := w.specContainer(*next); !canStartAhead(w.pod, c, *next) {
+	if c := w.specContainer(*next); !canStartAhead(w.pod, c, *next) {
 		return nil
 	}
 	s := *next

@@ -153,6 +153,14 @@ func createError(pod, name string, err error) error {
 // says why and when to try again (or the worker was aborted); err is a
 // failure to retry as a failed sync (the image manager closed, a wait for a
 // pull that outlasted the call's timeout).
+// imagePresent is the kubelet's event for an instance of c whose image
+// needed no pull (with an image manager, as image reports it).
+func (w *worker) imagePresent(c *v1.Container) {
+	if w.cfg.Images != nil {
+		w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Container image %q already present on machine", c.Image))
+	}
+}
+
 func (w *worker) image(c *v1.Container) (bool, error) {
 	if _, err := images.Normalize(c.Image); err != nil {
 		// As the kubelet: not retried until the spec changes.
@@ -217,7 +225,7 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 		w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Successfully pulled image %q in %s", c.Image, w.cfg.Clock.Since(start).Round(time.Millisecond)))
 		return true, nil
 	case err == nil:
-		w.event(messages.EventNormal, "Pulled", c.Name, fmt.Sprintf("Container image %q already present on machine", c.Image))
+		w.imagePresent(c)
 		return true, nil
 	case w.aborted():
 		return false, nil // the pod was removed or changed

@@ -113,6 +113,11 @@ type Options struct {
 	// and the back-off resets when an exit comes more than 600 s after the
 	// last restart).
 	Backoff *supervision.BackoffPolicy
+	// StandbyContainers keeps the next instance of each restartable app
+	// container created (never started) ahead of its restart, so that a
+	// restart is one start call (default off; `actorlet run` turns it on:
+	// see its --standby-containers).
+	StandbyContainers bool
 	// History keeps each container's last exit and CrashLoopBackOff
 	// outside the pod actors, so a restarted pod actor does not run
 	// completed work again and goes on with the same restart counts and
@@ -233,7 +238,7 @@ func (o Options) config() (actors.Config, error) {
 			ReadFile: os.ReadFile, ReadVolumeFile: volumeprep.ReadVolumeFile, HostIPs: hostIPs, Allocatable: alloc,
 		},
 		RelistPeriod: o.RelistPeriod, EventRelistPeriod: o.EventRelistPeriod, Clock: o.Clock,
-		Backoff: b, History: o.History, HostSource: o.HostSource,
+		Backoff: b, Standby: o.StandbyContainers, History: o.History, HostSource: o.HostSource,
 		MaxPodRestarts: o.MaxPodRestarts, PodRestartWindow: o.PodRestartWindow,
 		RuntimeTimeout: o.RuntimeTimeout, ListTimeout: o.ListTimeout, ParallelPodStarts: o.ParallelPodStarts,
 		RelistThreshold: o.RelistThreshold, MaxEvents: o.MaxEvents,

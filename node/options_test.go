@@ -26,7 +26,7 @@ func TestOptionsReachConfig(t *testing.T) {
 	o := Options{
 		NodeName: "n", Runtime: rt, PodInfraImage: "pause:x",
 		RelistPeriod: 2 * time.Second, EventRelistPeriod: -1,
-		Backoff: &backoff, History: history,
+		Backoff: &backoff, StandbyContainers: true, History: history,
 		MaxPodRestarts: 4, PodRestartWindow: 9 * time.Second,
 		RootDir: "/r", AllowPrivileged: true, AllowHostPath: true,
 		RuntimeTimeout: 11 * time.Second, ListTimeout: 12 * time.Second,
@@ -45,6 +45,7 @@ func TestOptionsReachConfig(t *testing.T) {
 		{"RelistPeriod", cfg.RelistPeriod, 2 * time.Second},
 		{"EventRelistPeriod", cfg.EventRelistPeriod, time.Duration(-1)},
 		{"Backoff", cfg.Backoff, backoff},
+		{"Standby", cfg.Standby, true},
 		{"History", cfg.History, history},
 		{"MaxPodRestarts", cfg.MaxPodRestarts, 4},
 		{"PodRestartWindow", cfg.PodRestartWindow, 9 * time.Second},

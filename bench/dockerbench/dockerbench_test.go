@@ -40,7 +40,7 @@ func TestWorkloadPod(t *testing.T) {
 			t.Errorf("DefaultOptions(%v) = %+v", q, o)
 		}
 	}
-	if o := DefaultOptions(false); o.DetectExits < 50 || o.Restarts < 20 || o.StartPods != 50 || o.Idle.Pods != 100 || o.Idle.Window != time.Minute {
+	if o := DefaultOptions(false); o.DetectExits < 50 || o.Restarts < 30 || o.CreatedCost < 50 || o.StartPods != 50 || o.Idle.Pods != 100 || o.Idle.Window != time.Minute {
 		t.Errorf("full options below the issue's sizes: %+v", o)
 	}
 }

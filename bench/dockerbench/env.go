@@ -267,6 +267,8 @@ type NodeConfig struct {
 	RelistOnly bool
 	// Containerd: the node's runtime follows Docker's containerd (Env.RTC).
 	Containerd bool
+	// Standby: standby containers (actors.Config.Standby).
+	Standby bool
 	// Logger, when set, receives the node's logs (default: none).
 	Logger *zap.Logger
 }
@@ -282,7 +284,7 @@ func (e *Env) StartNode(name string, nc NodeConfig, onStatus func(time.Time, *me
 	}
 	cfg := actors.Config{
 		NodeName: name, Runtime: e.RT, PodInfraImage: testimages.PauseTag, HostSource: true,
-		Backoff: nc.Backoff, Spec: podsync.SpecOptions{RootDir: dir}, Logger: nc.Logger,
+		Backoff: nc.Backoff, Standby: nc.Standby, Spec: podsync.SpecOptions{RootDir: dir}, Logger: nc.Logger,
 	}
 	if nc.RelistOnly {
 		cfg.EventRelistPeriod = -1

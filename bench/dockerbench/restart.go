@@ -18,29 +18,31 @@ import (
 const restartStagger = 150 * time.Millisecond
 
 // RestartActorlet runs n fresh pods whose one container exits by itself
-// 1 s after it starts, on a node with CrashLoopBackOff 0 (initial and max),
-// events on, and returns for each the time from the die event of its first
-// container to the start event of its replacement (Docker's event
-// timestamps).
+// 1 s after it starts, on a node configured by nc with CrashLoopBackOff 0
+// (initial and max), events on, and returns for each the time from the
+// die event of its first container to the start event of its replacement
+// (Docker's event timestamps), and from the first container's
+// State.FinishedAt to the replacement's State.StartedAt.
 //
 // A pod whose replacement has not started by timeout (after the last pod
 // was given) is counted in lost, and the others are returned if there are
 // at least min(MinRestarts, n).
-func (e *Env) RestartActorlet(n int, timeout time.Duration) (_ []time.Duration, lost int, _ error) {
+func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ RestartTimes, lost int, _ error) {
 	name := NodeName("restart")
 	defer e.CleanupNode(name)
 	w := e.Watch(runtimeadapter.LabelNode + "=" + name)
 	defer w.Stop()
-	node, err := e.StartNode(name, NodeConfig{Backoff: supervision.BackoffPolicy{}}, nil)
+	nc.Backoff = supervision.BackoffPolicy{}
+	node, err := e.StartNode(name, nc, nil)
 	if err != nil {
-		return nil, 0, err
+		return RestartTimes{}, 0, err
 	}
 	defer node.Close()
 	var ps []*v1.Pod
 	for i := range n {
 		ps = append(ps, WorkloadPod(fmt.Sprintf("restart-%d", i), map[string]string{"TW_EXIT_AFTER": "1s"}))
 		if err := node.SetPods(ps); err != nil {
-			return nil, 0, err
+			return RestartTimes{}, 0, err
 		}
 		time.Sleep(restartStagger)
 	}
@@ -48,16 +50,18 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration) (_ []time.Duration, 
 	// another app container of the pod after it (container IDs, not the
 	// restart-count label, decide).
 	deadline := time.Now().Add(timeout)
+	exits := map[string]time.Duration{} // pod UID → FinishedAt → StartedAt
 	for {
 		evs, err := w.Events()
 		if err != nil {
-			return nil, 0, fmt.Errorf("docker events: %w", err)
+			return RestartTimes{}, 0, fmt.Errorf("docker events: %w", err)
 		}
 		type st struct {
-			dieID string
-			die   time.Time
-			lat   time.Duration
-			done  bool
+			dieID   string
+			die     time.Time
+			lat     time.Duration
+			done    bool
+			startID string
 		}
 		byPod := map[string]*st{}
 		for _, ev := range evs {
@@ -74,16 +78,23 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration) (_ []time.Duration, 
 			case ev.Action == "die" && s.dieID == "":
 				s.dieID, s.die = ev.ID, ev.Time
 			case ev.Action == "start" && s.dieID != "" && ev.ID != s.dieID && !s.done:
-				s.lat, s.done = ev.Time.Sub(s.die), true
+				s.lat, s.done, s.startID = ev.Time.Sub(s.die), true, ev.ID
 			}
 		}
-		var out []time.Duration
-		for _, s := range byPod {
-			if s.done {
-				out = append(out, s.lat)
+		var out RestartTimes
+		for pod, s := range byPod {
+			if !s.done {
+				continue
+			}
+			out.Events = append(out.Events, s.lat)
+			if _, ok := exits[pod]; !ok {
+				exits[pod] = e.exitToStart(s.dieID, s.startID)
+			}
+			if d := exits[pod]; d >= 0 {
+				out.Exit = append(out.Exit, d)
 			}
 		}
-		if len(out) >= n {
+		if len(out.Events) >= n {
 			return out, 0, nil
 		}
 		if time.Now().After(deadline) {
@@ -98,14 +109,44 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration) (_ []time.Duration, 
 					e.logf("restart (actorlet): pod %s without a restart: %v", pod, seq)
 				}
 			}
-			if len(out) >= min(MinRestarts, n) {
-				e.logf("restart (actorlet): only %d of %d restarts within %s; reporting those", len(out), n, timeout)
-				return out, n - len(out), nil
+			if len(out.Events) >= min(MinRestarts, n) {
+				e.logf("restart (actorlet): only %d of %d restarts within %s; reporting those", len(out.Events), n, timeout)
+				return out, n - len(out.Events), nil
 			}
-			return nil, n - len(out), fmt.Errorf("restart (actorlet): %d of %d restarts within %s", len(out), n, timeout)
+			return RestartTimes{}, n - len(out.Events), fmt.Errorf("restart (actorlet): %d of %d restarts within %s", len(out.Events), n, timeout)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// RestartTimes are the restarts of one restarter: Events from the die
+// event of the old instance to the start event of the replacement
+// (Docker's event timestamps, which include dockerd's lag in handling the
+// exit), Exit from the old instance's State.FinishedAt (containerd's
+// exited_at) to the replacement's State.StartedAt.
+type RestartTimes struct {
+	Events, Exit []time.Duration
+}
+
+// exitToStart is the time from container oldID's State.FinishedAt to
+// container newID's State.StartedAt (-1 when either cannot be read).
+func (e *Env) exitToStart(oldID, newID string) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	old, err := e.Cli.ContainerInspect(ctx, oldID)
+	if err != nil || old.State == nil {
+		return -1
+	}
+	nw, err := e.Cli.ContainerInspect(ctx, newID)
+	if err != nil || nw.State == nil {
+		return -1
+	}
+	fin, err1 := time.Parse(time.RFC3339Nano, old.State.FinishedAt)
+	st, err2 := time.Parse(time.RFC3339Nano, nw.State.StartedAt)
+	if err1 != nil || err2 != nil || fin.IsZero() || st.Before(fin) {
+		return -1
+	}
+	return st.Sub(fin)
 }
 
 // MinRestarts is the fewest restarts a restart benchmark reports (the
@@ -115,33 +156,25 @@ const MinRestarts = 20
 // RestartDocker runs n fresh containers of the same workload (exits 1 s
 // after it starts) with Docker's restart policy "always" (no actorlet),
 // and returns for each the time from its first die event to its next start
-// event.
-func (e *Env) RestartDocker(n int, timeout time.Duration) ([]time.Duration, error) {
+// event, and from its first State.FinishedAt to its second
+// State.StartedAt (inspected as soon as the second start event is seen,
+// well before the second exit 1 s later).
+func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) {
 	label := BenchLabel + "=" + e.RunID
 	defer e.CleanupRun()
 	w := e.Watch(label)
 	defer w.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	for i := range n {
-		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
-			Image:  testimages.TestWorkloadTag,
-			Env:    []string{"TW_EXIT_AFTER=1s"},
-			Labels: map[string]string{BenchLabel: e.RunID},
-		}, &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways}}, nil, nil,
-			fmt.Sprintf("bench-restart-%s-%d", e.RunID, i))
-		if err != nil {
-			return nil, err
-		}
-		if err := e.Cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-			return nil, err
-		}
-		time.Sleep(restartStagger)
-	}
-	for {
+	runs := map[string]*dockerRuns{}
+	// collect reads the restarts so far from the events, and inspects the
+	// containers whose first exit or restart it saw: called between the
+	// creates too, so that a container is inspected within its second
+	// run (1 s).
+	collect := func() (RestartTimes, error) {
 		evs, err := w.Events()
 		if err != nil {
-			return nil, fmt.Errorf("docker events: %w", err)
+			return RestartTimes{}, fmt.Errorf("docker events: %w", err)
 		}
 		type st struct {
 			starts int
@@ -166,22 +199,96 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) ([]time.Duration, erro
 				s.die = ev.Time
 			}
 		}
-		var out []time.Duration
-		for _, s := range byID {
-			if s.done {
-				out = append(out, s.lat)
+		var out RestartTimes
+		for id, s := range byID {
+			if s.die.IsZero() {
+				continue
+			}
+			r := runs[id]
+			if r == nil {
+				r = &dockerRuns{}
+				runs[id] = r
+			}
+			if r.fin.IsZero() || (s.done && r.started.IsZero()) {
+				e.inspectRuns(id, r)
+			}
+			if !s.done {
+				continue
+			}
+			out.Events = append(out.Events, s.lat)
+			if !r.bad && !r.fin.IsZero() && !r.started.IsZero() {
+				out.Exit = append(out.Exit, r.started.Sub(r.fin))
 			}
 		}
-		if len(out) >= n {
+		return out, nil
+	}
+	for i := range n {
+		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
+			Image:  testimages.TestWorkloadTag,
+			Env:    []string{"TW_EXIT_AFTER=1s"},
+			Labels: map[string]string{BenchLabel: e.RunID},
+		}, &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways}}, nil, nil,
+			fmt.Sprintf("bench-restart-%s-%d", e.RunID, i))
+		if err != nil {
+			return RestartTimes{}, err
+		}
+		if err := e.Cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+			return RestartTimes{}, err
+		}
+		next := time.Now().Add(restartStagger)
+		if _, err := collect(); err != nil {
+			return RestartTimes{}, err
+		}
+		time.Sleep(time.Until(next))
+	}
+	for {
+		out, err := collect()
+		if err != nil {
+			return RestartTimes{}, err
+		}
+		if len(out.Events) >= n {
 			return out, nil
 		}
 		if ctx.Err() != nil {
-			if len(out) >= min(MinRestarts, n) {
-				e.logf("restart (docker): only %d of %d restarts within %s; reporting those", len(out), n, timeout)
+			if len(out.Events) >= min(MinRestarts, n) {
+				e.logf("restart (docker): only %d of %d restarts within %s; reporting those", len(out.Events), n, timeout)
 				return out, nil
 			}
-			return nil, fmt.Errorf("restart (docker): %d of %d restarts within %s", len(out), n, timeout)
+			return RestartTimes{}, fmt.Errorf("restart (docker): %d of %d restarts within %s", len(out.Events), n, timeout)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// dockerRuns are the first run's State.FinishedAt and the second run's
+// State.StartedAt of a container Docker restarts; bad: one was missed
+// (Docker keeps only the latest of each, and a run lasts 1 s).
+type dockerRuns struct {
+	fin, started time.Time
+	bad          bool
+}
+
+// inspectRuns reads what r still lacks from container id. Docker counts
+// a restart when its restart manager takes the exit (RestartCount 1,
+// Restarting, FinishedAt the first run's), then starts it (RestartCount
+// 1, StartedAt the second run's); the second exit makes RestartCount 2.
+func (e *Env) inspectRuns(id string, r *dockerRuns) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := e.Cli.ContainerInspect(ctx, id)
+	if err != nil || in.State == nil || r.bad {
+		return
+	}
+	fin, err1 := time.Parse(time.RFC3339Nano, in.State.FinishedAt)
+	st, err2 := time.Parse(time.RFC3339Nano, in.State.StartedAt)
+	switch {
+	case err1 != nil || err2 != nil:
+	case in.RestartCount == 1:
+		r.fin = fin
+		if !in.State.Restarting {
+			r.started = st
+		}
+	case in.RestartCount > 1:
+		r.bad = r.fin.IsZero() || r.started.IsZero()
 	}
 }

@@ -56,6 +56,7 @@ type runFlags struct {
 	podInfraImage  string
 	relistPeriod   time.Duration
 	backoffInitial time.Duration
+	standby        bool
 	backoffMax     time.Duration
 	logFormat      string
 	logLevel       string
@@ -115,6 +116,7 @@ lease of --node-lease-duration), its pods' statuses and recent events there.`,
 	fl.DurationVar(&f.eventRelist, "event-relist-period", node.DefaultEventRelistPeriod, "safety-net relist period while the event stream flows")
 	fl.DurationVar(&f.backoffInitial, "backoff-initial", supervision.DefaultBackoffInitial, "CrashLoopBackOff: the first non-zero delay (a container's first exit restarts at once, the next waits this long, doubling per exit up to --backoff-max, as the kubelet; both 0: always restart at once)")
 	fl.DurationVar(&f.backoffMax, "backoff-max", supervision.DefaultBackoffMax, "CrashLoopBackOff: the longest delay; the back-off resets when an exit comes more than twice this after the last restart")
+	fl.BoolVar(&f.standby, "standby-containers", false, "keep the next instance of each restartable app container created (never started) ahead of its restart, so a restart is one start call: one created container more per such container (see the README)")
 	fl.IntVar(&f.maxRestarts, "max-pod-restarts", supervision.DefaultMaxRestarts, "a pod actor that panics is restarted at most this many times within --pod-restart-window; past that its pod is Failed (reason PodActorFailed) until its spec changes")
 	fl.DurationVar(&f.restartWindow, "pod-restart-window", supervision.DefaultRestartWindow, "the window of --max-pod-restarts")
 	fl.DurationVar(&f.requestTimeout, "runtime-request-timeout", node.DefaultRuntimeTimeout, "deadline of one create, start, stop (plus the grace period) or remove call, as the kubelet's")
@@ -254,9 +256,10 @@ func run(ctx context.Context, f runFlags) error {
 			}
 			return f.eventRelist
 		}(),
-		Backoff:        &supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax},
-		History:        history,
-		MaxPodRestarts: f.maxRestarts, PodRestartWindow: f.restartWindow,
+		Backoff:           &supervision.BackoffPolicy{Initial: f.backoffInitial, Max: f.backoffMax},
+		StandbyContainers: f.standby,
+		History:           history,
+		MaxPodRestarts:    f.maxRestarts, PodRestartWindow: f.restartWindow,
 		Logger:            log,
 		Metrics:           reg,
 		InstrumentRuntime: true,

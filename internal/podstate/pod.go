@@ -40,6 +40,9 @@ type Config struct {
 	// RuntimeType names the runtime in the status's container IDs
 	// ("containerd://<id>"; "": Docker's, see podsync.ContainerID).
 	RuntimeType string
+	// Standby: keep the next instance of restartable app containers
+	// created ahead of their restart (podsync.Input.Standby).
+	Standby bool
 }
 
 // Phase is what the pod's machine is doing, or waits for.
@@ -280,6 +283,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 		Node: p.cfg.Node, Pod: pod, Containers: cs, Now: now, GC: gc,
 		Backoff: p.cfg.Backoff, History: p.records, Unhealthy: p.probes.unhealthy,
 		Started: p.probes.startupPassed,
+		Standby: p.cfg.Standby, HostIPs: p.cfg.HostIPs, Objects: p.objects,
 	})
 	if plan.RecordsChanged { // the exits seen, the restarts decided: kept outside the machine too
 		p.records = plan.Records

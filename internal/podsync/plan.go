@@ -54,6 +54,15 @@ type Input struct {
 	// per container). The pod actor sets it once a minute, as the
 	// kubelet's container GC; removal of a removed pod never waits for it.
 	GC bool
+	// Standby: keep the next instance of each restartable app container
+	// created ahead of its restart (see standby.go); off, pending
+	// standbys are removed.
+	Standby bool
+	// HostIPs and Objects are the node's addresses and the pod's
+	// ConfigMaps and Secrets: inputs of a standby's configuration
+	// (StandbyConfig).
+	HostIPs []string
+	Objects Objects
 }
 
 // Kill stops a running (or half-created) container with a grace period.
@@ -76,6 +85,12 @@ type Start struct {
 	Restarts int  // its restart count, also its attempt in the runtime name
 	Reason   string
 	AdoptID  string
+	// Standby: AdoptID is a standby, started as the container's restart
+	// (its Created and Started events, postStart hook and restart metric
+	// come as for a new instance).
+	Standby bool
+	// Config is the StandbyConfig of a standby to create (Plan.Standby).
+	Config string
 }
 
 // Waiting is why a spec container is not running now.
@@ -98,7 +113,13 @@ type Plan struct {
 	// CreateSandbox nor AdoptSandboxID is set.
 	SandboxID string
 	Start     []Start
-	Remove    []runtimeadapter.Container
+	// DropStandby are pending standbys that are not their container's
+	// next instance: removed after the kills, before any start (a start
+	// may reuse the runtime name of one).
+	DropStandby []runtimeadapter.Container
+	// Standby are standbys to create (not start), after the starts.
+	Standby []Start
+	Remove  []runtimeadapter.Container
 	// RequeueAt, when set, is the earliest time a sync is due again (a
 	// CrashLoopBackOff deadline). The actor sets a timer for it.
 	RequeueAt time.Time
@@ -118,7 +139,8 @@ type Plan struct {
 
 // Empty reports whether the plan has no runtime work.
 func (p *Plan) Empty() bool {
-	return len(p.Kill) == 0 && !p.CreateSandbox && p.AdoptSandboxID == "" && len(p.Start) == 0 && len(p.Remove) == 0
+	return len(p.Kill) == 0 && !p.CreateSandbox && p.AdoptSandboxID == "" && len(p.Start) == 0 && len(p.Remove) == 0 &&
+		len(p.DropStandby) == 0 && len(p.Standby) == 0
 }
 
 // Reasons for kills and starts; they reach events and logs.
@@ -226,6 +248,9 @@ type grouped struct {
 	// recorded: instances that are no longer in the runtime, shown from
 	// their recorded exit (by ID). They are never killed nor removed.
 	recorded map[string]bool
+	// standbys: pending standbys of app containers by name, newest
+	// first; they are not among apps.
+	standbys map[string][]runtimeadapter.Container
 }
 
 func group(cs []runtimeadapter.Container) grouped {
@@ -246,12 +271,22 @@ func group(cs []runtimeadapter.Container) grouped {
 			g.inits[m.ContainerName] = append(g.inits[m.ContainerName], c)
 			continue
 		}
+		if IsStandby(&c) {
+			if g.standbys == nil {
+				g.standbys = map[string][]runtimeadapter.Container{}
+			}
+			g.standbys[m.ContainerName] = append(g.standbys[m.ContainerName], c)
+			continue
+		}
 		if _, ok := g.apps[m.ContainerName]; !ok {
 			g.names = append(g.names, m.ContainerName)
 		}
 		g.apps[m.ContainerName] = append(g.apps[m.ContainerName], c)
 	}
 	byNewest(g.sandboxes)
+	for _, v := range g.standbys {
+		byNewest(v)
+	}
 	for _, v := range g.apps {
 		byNewest(v)
 	}
@@ -489,6 +524,7 @@ func Compute(in Input) Plan {
 	h := &history{policy: in.Backoff, recs: in.History}
 	p := compute(in, h)
 	p.Remove = uniqueByID(p.Remove)
+	p.DropStandby = uniqueByID(p.DropStandby)
 	p.Kill = orderKills(p.Kill)
 	p.Records, p.RecordsChanged = h.recs, h.changed
 	return p
@@ -596,6 +632,7 @@ func compute(in Input, h *history) Plan {
 				p.Remove = append(p.Remove, s)
 			}
 		}
+		p.dropStandbys(g)
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)
 		}
@@ -655,6 +692,7 @@ func compute(in Input, h *history) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
 			}
 		}
+		p.dropStandbys(g)
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)
 		}
@@ -668,6 +706,7 @@ func compute(in Input, h *history) Plan {
 		}
 	}
 	if !p.initContainers(in, g, sb, h) {
+		p.dropStandbys(g)
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)
 		}
@@ -678,6 +717,7 @@ func compute(in Input, h *history) Plan {
 		insts := g.apps[c.Name]
 		if len(insts) == 0 {
 			p.Start = append(p.Start, Start{Name: c.Name, Reason: ReasonFirstStart})
+			p.DropStandby = append(p.DropStandby, g.standbys[c.Name]...)
 			continue
 		}
 		// Invariant 1: at most one live instance per container name.
@@ -688,6 +728,8 @@ func compute(in Input, h *history) Plan {
 		}
 		latest := insts[0]
 		changed := labelHash(&latest) != ContainerHash(c)
+		sp := p.standbyFor(in, g, c, &latest, sb)
+		starts := len(p.Start)
 		switch {
 		case latest.State == runtimeadapter.StateRunning:
 			if changed {
@@ -712,7 +754,20 @@ func compute(in Input, h *history) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSpecChanged})
 				break
 			}
-			p.restartAfterBackoff(in, h, c.Name, latest, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart})
+			next := Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestart}
+			if sp.use != nil { // a restart is one start call
+				next.AdoptID, next.Standby = sp.use.ID, true
+			}
+			p.restartAfterBackoff(in, h, c.Name, latest, next)
+		}
+		_, waiting := p.Waiting[c.Name]
+		if sp.on && sp.use == nil && len(p.Start) == starts && !changed && wantStandby(pod, &latest, waiting) {
+			p.Standby = append(p.Standby, standbyCreate(c.Name, restarts(&latest)+1, sp.config))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.standbys)) {
+		if spec[name] == nil {
+			p.DropStandby = append(p.DropStandby, g.standbys[name]...)
 		}
 	}
 	if in.GC {
@@ -862,6 +917,9 @@ func removal(g grouped) Plan {
 			}
 			p.Remove = append(p.Remove, c)
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.standbys)) {
+		p.Remove = append(p.Remove, g.standbys[name]...)
 	}
 	for _, s := range g.sandboxes {
 		if isLive(&s) {

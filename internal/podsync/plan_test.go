@@ -127,7 +127,14 @@ func summary(p Plan) string {
 	if p.AdoptSandboxID != "" {
 		parts = append(parts, "adopt sandbox "+p.AdoptSandboxID)
 	}
+	for _, c := range p.DropStandby {
+		parts = append(parts, "drop "+c.ID)
+	}
 	for _, s := range p.Start {
+		if s.AdoptID != "" && s.Standby {
+			parts = append(parts, fmt.Sprintf("adopt %s(%s, standby)", s.AdoptID, s.Reason))
+			continue
+		}
 		if s.AdoptID != "" {
 			parts = append(parts, "adopt "+s.AdoptID)
 			continue
@@ -136,6 +143,9 @@ func summary(p Plan) string {
 		if s.Init != strings.HasPrefix(s.Name, "init") {
 			parts = append(parts, "(wrong Init flag)")
 		}
+	}
+	for _, s := range p.Standby {
+		parts = append(parts, fmt.Sprintf("standby %s#%d", s.Name, s.Restarts))
 	}
 	for _, r := range p.Remove {
 		parts = append(parts, "rm "+r.ID)

@@ -267,12 +267,12 @@ func runDocker(e *dockerbench.Env, b string, o dockerbench.Options, out string) 
 		plot("detect-cdf.svg", "Detection latency on Docker (exit → pod actor's status)", s)
 		return ts, nil
 	case "restart":
-		t, s, err := e.RunRestart(o)
+		ts, s, err := e.RunRestart(o)
 		if err != nil {
 			return nil, err
 		}
-		plot("restart-cdf.svg", "Restart latency on Docker (die → start of the replacement)", s)
-		return []*report.Table{t}, nil
+		plot("restart-cdf.svg", "Restart latency on Docker (exit → StartedAt of the replacement)", s)
+		return ts, nil
 	case "pstart":
 		return e.RunPodStart(o.PodStart)
 	case "start":
