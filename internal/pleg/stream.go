@@ -17,6 +17,10 @@ import (
 // within one safety-net period plus the grace.
 const DefaultStreamGrace = 2 * time.Second
 
+// HeardKeep is how long an event waits for a relist to find its change
+// (see StreamWatch): far more than a listing ever lags an event.
+const HeardKeep = 30 * time.Second
+
 // StreamState is what the PLEG makes of the runtime's event stream.
 type StreamState uint8
 
@@ -125,9 +129,16 @@ type Missed struct {
 //   - A change is reported by an event of the same container and kind
 //     received before the listing that found it returned plus grace, and
 //     not used to report an earlier change. An event waits for its change
-//     until a listing that started grace or more after it has been
-//     relisted; then it is forgotten (a start and a die within one period
-//     leave an unmatched start, which is no evidence of anything).
+//     until a listing that started HeardKeep (30 s) or more after it has
+//     been relisted; then it is forgotten (a start and a die within one
+//     period leave an unmatched start, which is no evidence of anything).
+//     It waits that long, not just grace, because a listing can lag the
+//     events: on a loaded machine (load 40 on 2 cores, seen in a CI run)
+//     no listing that started within 5 s of a sandbox's die event showed
+//     the exit, and the relist that did found an event already forgotten
+//     (a false "silent"). A container starts, dies and is
+//     removed once each (a restart is a new container), so an event held
+//     longer can only ever report its own change.
 //   - Check at or after a counting change's deadline (its listing's end
 //     plus grace) with no report: the stream is Silent (the actor
 //     resubscribes).
@@ -298,7 +309,7 @@ func (w *StreamWatch) Relisted(from, until time.Time, changes []Change) {
 		}
 	}
 	for k, h := range w.heard {
-		if !h.at.Add(w.grace).After(from) {
+		if !h.at.Add(max(w.grace, HeardKeep)).After(from) {
 			delete(w.heard, k)
 		}
 	}

@@ -114,11 +114,15 @@ func TestStreamWatch(t *testing.T) {
 			steps(armed, []step{event(6990, 1, "a", start, StreamHealthy), relist(7000, 7050, StreamHealthy, "a start"),
 				event(8000, 1, "a", die, StreamHealthy), relist(8000, 8050, StreamHealthy, "a die"),
 				relist(12_000, 12_050, StreamHealthy, "a start"), checkAt(14_049, StreamHealthy), checkAt(14_050, StreamSilent)}), -1},
-		{"an event waits for its change until a listing started grace after it; then it is forgotten",
-			steps(armed, []step{event(6000, 1, "a", start, StreamHealthy), relist(7999, 8010, StreamHealthy),
-				relist(9000, 9010, StreamHealthy, "a start"), checkAt(60_000, StreamHealthy), // still held at 7999
-				event(10_000, 1, "b", start, StreamHealthy), relist(12_000, 12_010, StreamHealthy), // forgotten at 12000
-				relist(13_000, 13_010, StreamHealthy, "b start"), checkAt(15_010, StreamSilent)}), -1},
+		{"an event waits for its change until a listing started HeardKeep (30 s) after it; then it is forgotten",
+			steps(armed, []step{event(6000, 1, "a", start, StreamHealthy), relist(35_999, 36_010, StreamHealthy),
+				relist(37_000, 37_010, StreamHealthy, "a start"), checkAt(90_000, StreamHealthy), // still held at 35999
+				event(40_000, 1, "b", start, StreamHealthy), relist(70_000, 70_010, StreamHealthy), // forgotten at 70000
+				relist(71_000, 71_010, StreamHealthy, "b start"), checkAt(73_010, StreamSilent)}), -1},
+		{"a listing that lags the event by more than grace (Docker's list view on a loaded node) finds it reported",
+			steps(armed, []step{event(6000, 1, "a", die, StreamHealthy),
+				relist(7000, 9000, StreamHealthy), relist(9500, 10_000, StreamHealthy), // the view still shows a running
+				relist(12_000, 12_050, StreamHealthy, "a die"), checkAt(60_000, StreamHealthy)}), -1},
 		{"the deadline is the earliest waiting change's",
 			steps(armed, []step{relist(7000, 7050, StreamHealthy, "a die"), relist(8000, 8010, StreamHealthy, "b die")}), 9050},
 		{"a broken stream: what it missed is no evidence, and the next stream is trusted",

@@ -276,7 +276,9 @@ spec:
 // A startup probe (30 × 1 s) protects a slow starter from a liveness probe
 // that would kill it at its first failure: nothing restarts while it
 // starts; once it has started, /pods shows it started and ready, and the
-// liveness probe, now passing, leaves it running.
+// liveness probe, now passing, leaves it running. (The probes' 5 s
+// timeout: on a loaded machine a docker exec took over the default 1 s
+// every time, so the startup probe never passed.)
 func TestStartupProbeProtectsSlowStarter(t *testing.T) {
 	e := newEnv(t, "e2e-startup")
 	e.writeManifest("slow.yaml", fmt.Sprintf(`apiVersion: v1
@@ -295,10 +297,12 @@ spec:
     startupProbe:
       exec: {command: ["/testworkload", "check", "--file", "/state/started"]}
       periodSeconds: 1
+      timeoutSeconds: 5
       failureThreshold: 30
     livenessProbe:
       exec: {command: ["/testworkload", "check", "--file", "/state/started"]}
       periodSeconds: 1
+      timeoutSeconds: 5
       failureThreshold: 1
 `, testimages.TestWorkloadTag))
 	a := e.startAgent("agent")
