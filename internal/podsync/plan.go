@@ -649,7 +649,7 @@ func compute(in Input, h *history) Plan {
 					continue
 				}
 				latest := insts[0]
-				if latest.State == runtimeadapter.StateExited && !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+				if latest.State == runtimeadapter.StateExited && !ContainerRestarts(pod, &c, latest.ExitCode) {
 					continue
 				}
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
@@ -705,7 +705,7 @@ func compute(in Input, h *history) Plan {
 			}
 			// paused, restarting, removing: leave it; the next relist tells.
 		default: // exited
-			if !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+			if !ContainerRestarts(pod, c, latest.ExitCode) {
 				break
 			}
 			if changed {
@@ -918,13 +918,11 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	return out
 }
 
-// podDone: under OnFailure or Never, every spec container has exited and
-// none will be restarted; or, under Never, an init container failed in the
-// current sandbox (the pod fails, as the kubelet).
+// podDone: every spec container has exited and none will be restarted
+// (ContainerRestarts: under the pod's Always none is done unless its own
+// restartPolicy or rules say so); or, under Never, an init container
+// failed in the current sandbox (the pod fails, as the kubelet).
 func podDone(pod *v1.Pod, g grouped) bool {
-	if pod.Spec.RestartPolicy != v1.RestartPolicyNever && pod.Spec.RestartPolicy != v1.RestartPolicyOnFailure {
-		return false
-	}
 	if pod.Spec.RestartPolicy == v1.RestartPolicyNever && initFailed(pod, g) {
 		return true
 	}
@@ -933,7 +931,7 @@ func podDone(pod *v1.Pod, g grouped) bool {
 		if len(insts) == 0 || insts[0].State != runtimeadapter.StateExited {
 			return false
 		}
-		if ShouldRestart(pod.Spec.RestartPolicy, insts[0].ExitCode) {
+		if ContainerRestarts(pod, &c, insts[0].ExitCode) {
 			return false
 		}
 	}

@@ -227,3 +227,50 @@ spec:
 		}
 	}
 }
+
+// restartPolicyRules on Docker: under the pod's Always, an app container
+// whose own restartPolicy is Never is restarted on the exit code its rule
+// names (3) and not on another (4).
+func TestRestartPolicyRules(t *testing.T) {
+	e := newEnv(t, "e2e-rules")
+	e.writeManifest("rules.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: rules
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: retried
+    image: %[1]s
+    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "3"}]
+    restartPolicy: Never
+    restartPolicyRules:
+    - action: Restart
+      exitCodes: {operator: In, values: [3]}
+  - name: final
+    image: %[1]s
+    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "4"}]
+    restartPolicy: Never
+    restartPolicyRules:
+    - action: Restart
+      exitCodes: {operator: In, values: [3]}
+  - name: keeper
+    image: %[1]s
+`, testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	api := lcAPIOf(t, a)
+	eventually(t, podUpTimeout, "retried restarted at least twice, final exited 4 and never restarted", func() (bool, string) {
+		a.requireRunning()
+		pod, err := api.pod("rules")
+		if err != nil {
+			return false, err.Error()
+		}
+		retried, final := lcContainerStatus(pod, "retried"), lcContainerStatus(pod, "final")
+		ok := retried != nil && retried.RestartCount >= 2 &&
+			final != nil && final.RestartCount == 0 && final.State.Terminated != nil && final.State.Terminated.ExitCode == 4
+		return ok, lcDescribePod(pod)
+	})
+	if n := len(e.list().ofPod("rules").lcNamed("final")); n != 1 {
+		t.Errorf("final has %d instances, want 1 (never restarted)", n)
+	}
+}
