@@ -132,10 +132,11 @@ const (
 )
 
 // validateRestartRules checks each container's restartPolicyRules
-// (Kubernetes' ContainerRestartRules) as Kubernetes does, and refuses by
-// name what actorlet does not do: rules of init containers (sidecars
-// included) and the action RestartAllContainers (an in-place restart of
-// the whole pod). An app container with rules sets its restartPolicy.
+// (Kubernetes' ContainerRestartRules and RestartAllContainers) as
+// Kubernetes does, and refuses by name what actorlet does not do: the
+// action Restart on an init container (sidecars included; their action
+// RestartAllContainers is honoured). An app container with rules sets its
+// restartPolicy.
 func validateRestartRules(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, pc := range podContainers(spec, p) {
@@ -159,7 +160,6 @@ func validateRestartRules(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 					errs = append(errs, field.Forbidden(ip.Child("action"), notSupported+": only app containers' rules are applied"))
 				}
 			case v1.ContainerRestartRuleActionRestartAllContainers:
-				errs = append(errs, field.Forbidden(ip.Child("action"), notSupported+": RestartAllContainers (restarting every container of the pod in place) is not implemented; use Restart"))
 			case "":
 				errs = append(errs, field.Required(ip.Child("action"), ""))
 			default:

@@ -245,9 +245,13 @@ func TestValidate(t *testing.T) {
 		{name: "restartPolicyRules without the container's restartPolicy", mutate: restartRules(nil,
 			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}}}),
 			wantErrs: []string{"spec.containers[0].restartPolicy: Required value: must be set when restartPolicyRules are"}},
-		{name: "restartPolicyRules: RestartAllContainers refused by name", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
-			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}}}),
-			wantErrs: []string{"spec.containers[0].restartPolicyRules[0].action: Forbidden: not supported by actorlet: RestartAllContainers"}},
+		{name: "restartPolicyRules: RestartAllContainers", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}}})},
+		{name: "restartPolicyRules of a sidecar: RestartAllContainers", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
+			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}}}}
+		}},
 		{name: "restartPolicyRules: bad rules", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
 			v1.ContainerRestartRule{Action: "Explode", ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: "Maybe"}},
 			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart},

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
+	"github.com/actorlet/actorlet/supervision"
 )
 
 func rule(action v1.ContainerRestartRuleAction, op v1.ContainerRestartRuleOnExitCodesOperator, codes ...int32) v1.ContainerRestartRule {
@@ -77,4 +78,52 @@ func TestComputeRestartRules(t *testing.T) {
 			t.Errorf("exit %d: plan %q, want %q", exit, got, want)
 		}
 	}
+}
+
+// RestartAllContainers, step by step, on the documentation's
+// restart-all-containers.yaml: under restartPolicy Never, the sidecar
+// init2 exits 88, which its rule says restarts every container: the
+// running app is killed (the sandbox stays), then the init containers run
+// again in order in the same sandbox, then the app starts again (restart
+// counts going on), and the old exit never asks again.
+func TestComputeRestartAllContainers(t *testing.T) {
+	pod := initPod(v1.RestartPolicyNever)
+	pod.Spec.InitContainers[1].RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
+	pod.Spec.InitContainers[1].RestartPolicyRules = []v1.ContainerRestartRule{
+		rule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 88)}
+	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
+	sb := inst(pod, "POD", 0, R, 0)
+	now := t0.Add(2 * time.Minute) // after every instance of attempt 0 or 1, before those of 3
+	step := func(what string, now time.Time, hist map[string]supervision.ContainerRecord, cs []runtimeadapter.Container, want string) Plan {
+		t.Helper()
+		p := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: now, Backoff: policy, History: hist})
+		if got := summary(p); got != want {
+			t.Errorf("%s: plan\n got: %s\nwant: %s", what, got, want)
+		}
+		return p
+	}
+	cs := []runtimeadapter.Container{sb, inst(pod, "init1", 0, X, 0), inst(pod, "init2", 0, X, 88), inst(pod, "app", 0, R, 0)}
+	p := step("the sidecar exits 88", now, nil, cs, "kill app-0(RestartAllContainers)")
+	if r := p.Records[restartAllKey]; r.Exit.ContainerID != "init2-0" || !r.Exit.FinishedAt.Equal(now) {
+		t.Fatalf("restart-all record %+v, want init2-0's at now", r.Exit)
+	}
+	hist := p.Records
+
+	cs = []runtimeadapter.Container{sb, inst(pod, "init1", 0, X, 0), inst(pod, "init2", 0, X, 88), inst(pod, "app", 0, X, 137)}
+	p = step("all stopped: the first init container again, no new trigger", now.Add(time.Second), hist, cs, "start init1#1(Init)")
+	hist = p.Records
+
+	cs = append(cs, inst(pod, "init1", 3, X, 0))
+	p = step("then the sidecar", now.Add(time.Minute), hist, cs, "start init2#1(Init)")
+	hist = p.Records
+
+	cs = append(cs, inst(pod, "init2", 3, R, 0))
+	step("then the app, whatever its old exit under Never", now.Add(2*time.Minute), hist, cs, "start app#1(RestartAllContainers)")
+
+	// The old exit 137 of the app does not finish the pod meanwhile, and an
+	// app's own exit asks for a restart of all too.
+	pod.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+	pod.Spec.Containers[0].RestartPolicyRules = pod.Spec.InitContainers[1].RestartPolicyRules
+	cs = []runtimeadapter.Container{sb, inst(pod, "init1", 0, X, 0), inst(pod, "init2", 0, R, 0), inst(pod, "app", 0, X, 88)}
+	step("the app exits 88", now, nil, cs, "kill init2-0(RestartAllContainers)")
 }

@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
@@ -273,4 +274,52 @@ spec:
 	if n := len(e.list().ofPod("rules").lcNamed("final")); n != 1 {
 		t.Errorf("final has %d instances, want 1 (never restarted)", n)
 	}
+}
+
+// restartPolicyRules action RestartAllContainers on Docker (the
+// documentation's restart-all-containers.yaml, under restartPolicy
+// Never): the sidecar exits 88, so every container stops and the pod runs
+// again from its init container in the same sandbox: the init container
+// has a second instance, the app a restart, and the sandbox is the first
+// one, still running.
+func TestRestartAllContainers(t *testing.T) {
+	e := newEnv(t, "e2e-restartall")
+	e.writeManifest("ml.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: ml-worker
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: setup-environment
+    image: %[1]s
+    command: ["/testworkload", "check", "--file", "/testworkload"]
+  - name: watcher-sidecar
+    image: %[1]s
+    env: [{name: TW_EXIT_AFTER, value: 2s}, {name: TW_EXIT_CODE, value: "88"}]
+    restartPolicy: Always
+    restartPolicyRules:
+    - action: RestartAllContainers
+      exitCodes: {operator: In, values: [88]}
+  containers:
+  - name: main-application
+    image: %[1]s
+`, testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	first := e.waitPodRunning(a, "ml-worker", "main-application").running(runtimeadapter.SandboxName)[0]
+	api := lcAPIOf(t, a)
+	eventually(t, 2*podUpTimeout, "main-application restarted and setup-environment run again, in the first sandbox", func() (bool, string) {
+		a.requireRunning()
+		pod, err := api.pod("ml-worker")
+		if err != nil {
+			return false, err.Error()
+		}
+		cs := e.list().ofPod("ml-worker")
+		main := lcContainerStatus(pod, "main-application")
+		ok := main != nil && main.RestartCount >= 1 && main.State.Running != nil &&
+			len(cs.lcNamed("setup-environment")) >= 2 && len(cs.running(runtimeadapter.SandboxName)) == 1 &&
+			cs.running(runtimeadapter.SandboxName)[0].ID == first.ID && pod.Status.Phase == v1.PodRunning
+		return ok, lcDescribePod(pod) + " " + cs.lcCountByName()
+	})
 }
