@@ -28,13 +28,7 @@ import (
 // (the documentation's security-context.yaml and security-context-5.yaml).
 func TestSupplementalGroupsAndFSGroup(t *testing.T) {
 	e := newEnv(t, "e2e-fsgroup")
-	e.writeManifest("groups.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: groups
-spec:
-  terminationGracePeriodSeconds: 1
-  securityContext:
+	e.writeManifest("groups.yaml", podHead("groups")+fmt.Sprintf(`  securityContext:
     runAsUser: 1000
     runAsGroup: 3000
     supplementalGroups: [4000]
@@ -92,19 +86,13 @@ spec:
 func TestShareProcessNamespace(t *testing.T) {
 	e := newEnv(t, "e2e-sharepid")
 	pod := func(name string, share bool) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  terminationGracePeriodSeconds: 1
-  shareProcessNamespace: %v
+		return podHead(name) + fmt.Sprintf(`  shareProcessNamespace: %v
   containers:
   - name: app
     image: %s
   - name: shell
     image: %s
-`, name, share, testimages.TestWorkloadTag, testimages.TestWorkloadTag)
+`, share, testimages.TestWorkloadTag, testimages.TestWorkloadTag)
 	}
 	e.writeManifest("shared.yaml", pod("shared", true))
 	e.writeManifest("apart.yaml", pod("apart", false))
@@ -144,13 +132,7 @@ func countComm(lines []string, comm string) int {
 // quota of one CPU); one with its own keeps them.
 func TestPodLevelResources(t *testing.T) {
 	e := newEnv(t, "e2e-podres")
-	e.writeManifest("res.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: res
-spec:
-  terminationGracePeriodSeconds: 1
-  resources:
+	e.writeManifest("res.yaml", podHead("res")+fmt.Sprintf(`  resources:
     limits: {cpu: "1", memory: 200Mi}
     requests: {cpu: "1", memory: 100Mi}
   containers:
@@ -186,13 +168,7 @@ spec:
 func TestEnvFileKeyRef(t *testing.T) {
 	e := newEnv(t, "e2e-envfile")
 	pod := func(name, key string) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  terminationGracePeriodSeconds: 1
-  initContainers:
+		return podHead(name) + fmt.Sprintf(`  initContainers:
   - name: setup-envfile
     image: %s
     command: ["/testworkload", "touch", "--file", "/data/config.env", "--content", "DB_ADDRESS='address'\nREST_ENDPOINT='end point'\n"]
@@ -208,7 +184,7 @@ spec:
   volumes:
   - name: config
     emptyDir: {}
-`, name, testimages.TestWorkloadTag, testimages.TestWorkloadTag, key)
+`, testimages.TestWorkloadTag, testimages.TestWorkloadTag, key)
 	}
 	e.writeManifest("envfile.yaml", pod("envfile", "REST_ENDPOINT"))
 	e.writeManifest("nokey.yaml", pod("nokey", "NOPE"))
@@ -234,30 +210,21 @@ spec:
 // names (3) and not on another (4).
 func TestRestartPolicyRules(t *testing.T) {
 	e := newEnv(t, "e2e-rules")
-	e.writeManifest("rules.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: rules
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: retried
-    image: %[1]s
-    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "3"}]
+	// ruled exits with code after 300 ms; its rule restarts it on 3 only.
+	ruled := func(name string, code int) string {
+		return fmt.Sprintf(`  - name: %s
+    image: %s
+    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "%d"}]
     restartPolicy: Never
     restartPolicyRules:
     - action: Restart
       exitCodes: {operator: In, values: [3]}
-  - name: final
-    image: %[1]s
-    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "4"}]
-    restartPolicy: Never
-    restartPolicyRules:
-    - action: Restart
-      exitCodes: {operator: In, values: [3]}
-  - name: keeper
-    image: %[1]s
-`, testimages.TestWorkloadTag))
+`, name, testimages.TestWorkloadTag, code)
+	}
+	e.writeManifest("rules.yaml", podHead("rules")+fmt.Sprintf(`  containers:
+%s%s  - name: keeper
+    image: %s
+`, ruled("retried", 3), ruled("final", 4), testimages.TestWorkloadTag))
 	a := e.startAgent("agent")
 	api := lcAPIOf(t, a)
 	eventually(t, podUpTimeout, "retried restarted at least twice, final exited 4 and never restarted", func() (bool, string) {
@@ -284,13 +251,7 @@ spec:
 // one, still running.
 func TestRestartAllContainers(t *testing.T) {
 	e := newEnv(t, "e2e-restartall")
-	e.writeManifest("ml.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: ml-worker
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
+	e.writeManifest("ml.yaml", podHead("ml-worker")+fmt.Sprintf(`  restartPolicy: Never
   initContainers:
   - name: setup-environment
     image: %[1]s
@@ -322,4 +283,17 @@ spec:
 			cs.running(runtimeadapter.SandboxName)[0].ID == first.ID && pod.Status.Phase == v1.PodRunning
 		return ok, lcDescribePod(pod) + " " + cs.lcCountByName()
 	})
+}
+
+// podHead is the start of a manifest of pod name, up to and including
+// spec's first line (a grace period of 1 s); what follows is the rest of
+// spec.
+func podHead(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  terminationGracePeriodSeconds: 1
+`, name)
 }
