@@ -239,7 +239,7 @@ var supportTable = []fieldRule{
 	{scope: containerScope, path: "resizePolicy", support: ignored, why: whyIgnored},
 	// Checked in validateSpec: Always on init containers (sidecars) only.
 	{scope: containerScope, path: "restartPolicy", support: supported},
-	{scope: containerScope, path: "restartPolicyRules", support: rejected},
+	{scope: containerScope, path: "restartPolicyRules", support: supported}, // app containers, action Restart: checked in validateRestartRules
 	{scope: containerScope, path: "livenessProbe", support: supported},
 	{scope: containerScope, path: "readinessProbe", support: supported},
 	{scope: containerScope, path: "startupProbe", support: supported},

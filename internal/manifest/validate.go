@@ -15,10 +15,12 @@ import (
 
 var (
 	restartPolicies = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
-	dnsPolicies     = []v1.DNSPolicy{v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone}
-	pullPolicies    = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
-	protocols       = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
-	termMsgPolicies = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
+	// An app container's own restartPolicy (Kubernetes' ContainerRestartRules).
+	containerRestartPolicies = []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyOnFailure, v1.ContainerRestartPolicyNever}
+	dnsPolicies              = []v1.DNSPolicy{v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone}
+	pullPolicies             = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
+	protocols                = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
+	termMsgPolicies          = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
 )
 
 // ValidationOptions are the node operator's choices that decide whether
@@ -164,10 +166,11 @@ func validateSpec(spec *v1.PodSpec, path *field.Path) (warnings []string, errs f
 	}
 	for i := range spec.Containers {
 		errs = append(errs, validateContainer(&spec.Containers[i], spec.HostNetwork, names, hostPorts, path.Child("containers").Index(i))...)
-		if spec.Containers[i].RestartPolicy != nil {
-			errs = append(errs, field.Forbidden(path.Child("containers").Index(i).Child("restartPolicy"), "may only be set for init containers (sidecars)"))
+		if rp := spec.Containers[i].RestartPolicy; rp != nil && !slices.Contains(containerRestartPolicies, *rp) {
+			errs = append(errs, field.NotSupported(path.Child("containers").Index(i).Child("restartPolicy"), *rp, containerRestartPolicies))
 		}
 	}
+	errs = append(errs, validateRestartRules(spec, path)...)
 	if !slices.Contains(restartPolicies, spec.RestartPolicy) {
 		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
 	}

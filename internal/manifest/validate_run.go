@@ -68,15 +68,16 @@ var capabilities = sets.New(
 type podContainer struct {
 	c    *v1.Container
 	path *field.Path
+	init bool // an init container (sidecars included)
 }
 
 func podContainers(spec *v1.PodSpec, p *field.Path) []podContainer {
 	var out []podContainer
 	for i := range spec.InitContainers {
-		out = append(out, podContainer{&spec.InitContainers[i], p.Child("initContainers").Index(i)})
+		out = append(out, podContainer{&spec.InitContainers[i], p.Child("initContainers").Index(i), true})
 	}
 	for i := range spec.Containers {
-		out = append(out, podContainer{&spec.Containers[i], p.Child("containers").Index(i)})
+		out = append(out, podContainer{&spec.Containers[i], p.Child("containers").Index(i), false})
 	}
 	return out
 }
@@ -120,6 +121,68 @@ func validateEnvSource(e v1.EnvVar, p *field.Path) field.ErrorList {
 	}
 	if rf := vf.ResourceFieldRef; rf != nil {
 		errs = append(errs, validateResourceField(rf, vp.Child("resourceFieldRef"), false)...)
+	}
+	return errs
+}
+
+// Limits of Kubernetes' validation of restartPolicyRules.
+const (
+	maxRestartRules     = 20
+	maxRestartRuleCodes = 255
+)
+
+// validateRestartRules checks each container's restartPolicyRules
+// (Kubernetes' ContainerRestartRules and RestartAllContainers) as
+// Kubernetes does, and refuses by name what actorlet does not do: the
+// action Restart on an init container (sidecars included; their action
+// RestartAllContainers is honoured). An app container with rules sets its
+// restartPolicy.
+func validateRestartRules(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, pc := range podContainers(spec, p) {
+		rules := pc.c.RestartPolicyRules
+		if len(rules) == 0 {
+			continue
+		}
+		rp := pc.path.Child("restartPolicyRules")
+		init := pc.init
+		switch {
+		case len(rules) > maxRestartRules:
+			errs = append(errs, field.TooMany(rp, len(rules), maxRestartRules))
+		case !init && pc.c.RestartPolicy == nil:
+			errs = append(errs, field.Required(pc.path.Child("restartPolicy"), "must be set when restartPolicyRules are"))
+		}
+		for i, r := range rules {
+			ip := rp.Index(i)
+			switch r.Action {
+			case v1.ContainerRestartRuleActionRestart:
+				if init {
+					errs = append(errs, field.Forbidden(ip.Child("action"), notSupported+": only app containers' rules are applied"))
+				}
+			case v1.ContainerRestartRuleActionRestartAllContainers:
+			case "":
+				errs = append(errs, field.Required(ip.Child("action"), ""))
+			default:
+				errs = append(errs, field.NotSupported(ip.Child("action"), r.Action, []string{string(v1.ContainerRestartRuleActionRestart), string(v1.ContainerRestartRuleActionRestartAllContainers)}))
+			}
+			ep := ip.Child("exitCodes")
+			switch e := r.ExitCodes; {
+			case e == nil:
+				errs = append(errs, field.Required(ep, "must be specified"))
+			case e.Operator != v1.ContainerRestartRuleOnExitCodesOpIn && e.Operator != v1.ContainerRestartRuleOnExitCodesOpNotIn:
+				errs = append(errs, field.NotSupported(ep.Child("operator"), e.Operator, []string{string(v1.ContainerRestartRuleOnExitCodesOpIn), string(v1.ContainerRestartRuleOnExitCodesOpNotIn)}))
+			case len(e.Values) > maxRestartRuleCodes:
+				errs = append(errs, field.TooMany(ep.Child("values"), len(e.Values), maxRestartRuleCodes))
+			default:
+				seen := sets.New[int32]()
+				for j, v := range e.Values {
+					if seen.Has(v) {
+						errs = append(errs, field.Duplicate(ep.Child("values").Index(j), v))
+					}
+					seen.Insert(v)
+				}
+			}
+		}
 	}
 	return errs
 }

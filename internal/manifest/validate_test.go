@@ -238,12 +238,38 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "init container restartPolicy other than Always", init: true, mutate: func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicy("OnFailure")) },
 			wantErrs: []string{`spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"`}},
-		{name: "restartPolicyRules stay refused", init: true, mutate: func(p *v1.Pod) {
+		// restartPolicyRules (ContainerRestartRules): an app container's,
+		// action Restart, with its own restartPolicy.
+		{name: "restartPolicyRules on an app container", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42, 43}}})},
+		{name: "restartPolicyRules without the container's restartPolicy", mutate: restartRules(nil,
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}}}),
+			wantErrs: []string{"spec.containers[0].restartPolicy: Required value: must be set when restartPolicyRules are"}},
+		{name: "restartPolicyRules: RestartAllContainers", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}}})},
+		{name: "restartPolicyRules of a sidecar: RestartAllContainers", init: true, mutate: func(p *v1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
-			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart}}
-		}, wantErrs: []string{"spec.initContainers[0].restartPolicyRules: Forbidden: not supported by actorlet"}},
-		{name: "restartPolicy on an app container", mutate: func(p *v1.Pod) { p.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways) },
-			wantErrs: []string{"spec.containers[0].restartPolicy: Forbidden: may only be set for init containers (sidecars)"}},
+			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}}}}
+		}},
+		{name: "restartPolicyRules: bad rules", mutate: restartRules(ptr(v1.ContainerRestartPolicyNever),
+			v1.ContainerRestartRule{Action: "Explode", ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: "Maybe"}},
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart},
+			v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1, 1}}}),
+			wantErrs: []string{
+				`spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Explode"`,
+				`spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Maybe"`,
+				"spec.containers[0].restartPolicyRules[1].exitCodes: Required value",
+				"spec.containers[0].restartPolicyRules[2].exitCodes.values[1]: Duplicate value: 1",
+			}},
+		{name: "restartPolicyRules of an init container", init: true, mutate: func(p *v1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
+			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}
+		}, wantErrs: []string{"spec.initContainers[0].restartPolicyRules[0].action: Forbidden: not supported by actorlet: only app containers' rules are applied"}},
+		{name: "restartPolicy on an app container", mutate: func(p *v1.Pod) { p.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyOnFailure) }},
+		{name: "restartPolicy on an app container: unknown", mutate: func(p *v1.Pod) { p.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicy("Sometimes")) },
+			wantErrs: []string{`spec.containers[0].restartPolicy: Unsupported value: "Sometimes"`}},
 
 		// The support table: ignored fields.
 		{name: "nodeSelector", mutate: func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd"} }, wantWarns: []string{"spec.nodeSelector: ignored by actorlet"}},
@@ -347,5 +373,13 @@ func fileKeyRefPod(vs v1.VolumeSource, ref v1.FileKeySelector) func(*v1.Pod) {
 	return func(p *v1.Pod) {
 		p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: vs}}
 		p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "B", ValueFrom: &v1.EnvVarSource{FileKeyRef: &ref}}}
+	}
+}
+
+// restartRules sets the first app container's restartPolicy and rules.
+func restartRules(policy *v1.ContainerRestartPolicy, rules ...v1.ContainerRestartRule) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Containers[0].RestartPolicy = policy
+		p.Spec.Containers[0].RestartPolicyRules = rules
 	}
 }

@@ -157,7 +157,17 @@ const (
 	ReasonCrashLoop      = "CrashLoopBackOff"
 	ReasonInit           = "Init"
 	ReasonUnhealthy      = "Unhealthy"
+	// ReasonRestartAll: a container's exit matched a restartPolicyRules
+	// rule with action RestartAllContainers.
+	ReasonRestartAll = "RestartAllContainers"
 )
+
+// restartAllKey is the key of the pod's record of its last restart of all
+// its containers (RestartsAll) among the container records: its
+// Exit.FinishedAt is when it was decided, Exit.ContainerID the instance
+// whose exit asked for it. No container has this name (container names
+// are lower-case DNS labels).
+const restartAllKey = runtimeadapter.SandboxName
 
 // A start that failed, as the kubelet shows it on containerd (whose CRI
 // reports such a container exited with this code and reason).
@@ -251,6 +261,20 @@ type grouped struct {
 	// standbys: pending standbys of app containers by name, newest
 	// first; they are not among apps.
 	standbys map[string][]runtimeadapter.Container
+	// since is when the pod last restarted all its containers
+	// (RestartsAll), zero if never: instances created before belong to
+	// the pod's previous run (see stale).
+	since time.Time
+}
+
+// stale: c was created before the pod last restarted all its containers;
+// it counts for nothing but restart counts (init containers run again,
+// app containers start again, whatever their exits). Creation times are
+// the runtime's, exact but for a container Docker listed and could not
+// inspect yet (seconds only): one made in the second of the restart may
+// then be taken for an older one, and an init container run once more.
+func (g grouped) stale(c *runtimeadapter.Container) bool {
+	return !g.since.IsZero() && c.CreatedAt.Before(g.since)
 }
 
 func group(cs []runtimeadapter.Container) grouped {
@@ -318,6 +342,7 @@ func view(pod *v1.Pod, cs []runtimeadapter.Container, recs map[string]supervisio
 		}
 	}
 	g := group(listed)
+	g.since = recs[restartAllKey].Exit.FinishedAt
 	if pod == nil || len(recs) == 0 {
 		return g
 	}
@@ -483,12 +508,13 @@ func (h *history) observe(in Input) {
 }
 
 // initsOf returns the instances of init container name that ran in the
-// sandbox sandboxID, newest first: init containers run again, all of them
-// in order, in every new sandbox.
+// sandbox sandboxID since the pod last restarted all its containers,
+// newest first: init containers run again, all of them in order, in every
+// new sandbox and after every restart of all.
 func (g grouped) initsOf(name, sandboxID string) []runtimeadapter.Container {
 	var out []runtimeadapter.Container
 	for _, c := range g.inits[name] {
-		if sandboxID != "" && c.Labels[LabelSandboxID] == sandboxID {
+		if sandboxID != "" && c.Labels[LabelSandboxID] == sandboxID && !g.stale(&c) {
 			out = append(out, c)
 		}
 	}
@@ -686,7 +712,7 @@ func compute(in Input, h *history) Plan {
 					continue
 				}
 				latest := insts[0]
-				if latest.State == runtimeadapter.StateExited && !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+				if latest.State == runtimeadapter.StateExited && !g.stale(&latest) && !ContainerRestarts(pod, &c, latest.ExitCode) {
 					continue
 				}
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
@@ -704,6 +730,33 @@ func compute(in Input, h *history) Plan {
 		if isLive(&s) {
 			p.kill(Kill{Container: s, Grace: grace(&s), Reason: ReasonDuplicate})
 		}
+	}
+	if name, dead, ok := restartAllTrigger(pod, g, sb); ok {
+		// Every container stops, and the pod runs again from its first
+		// init container in this sandbox (its network, address and
+		// volumes kept), once the exit's CrashLoopBackOff has passed.
+		if p.backoffDone(in, h, name, dead) {
+			for _, n := range g.initNames {
+				for _, inst := range g.inits[n] {
+					if isLive(&inst) {
+						p.kill(Kill{Container: inst, Grace: podGrace, Reason: ReasonRestartAll})
+					}
+				}
+			}
+			for _, n := range g.names {
+				for _, inst := range g.apps[n] {
+					if isLive(&inst) {
+						p.kill(Kill{Container: inst, Grace: podGrace, Reason: ReasonRestartAll})
+					}
+				}
+			}
+			h.set(restartAllKey, supervision.ContainerRecord{Exit: supervision.Exit{ContainerID: dead.ID, Reason: ReasonRestartAll, FinishedAt: in.Now}})
+		}
+		p.dropStandbys(g) // made for the run that ends
+		if in.GC {
+			p.Remove = append(p.Remove, olderDead(pod, g)...)
+		}
+		return p
 	}
 	if !p.initContainers(in, g, sb, h) {
 		p.dropStandbys(g)
@@ -727,6 +780,14 @@ func compute(in Input, h *history) Plan {
 			}
 		}
 		latest := insts[0]
+		if g.stale(&latest) {
+			// From before the pod restarted all its containers: a new
+			// instance once it has stopped.
+			if latest.State == runtimeadapter.StateExited {
+				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonRestartAll})
+			}
+			continue
+		}
 		changed := labelHash(&latest) != ContainerHash(c)
 		sp := p.standbyFor(in, g, c, &latest, sb)
 		starts := len(p.Start)
@@ -747,7 +808,7 @@ func compute(in Input, h *history) Plan {
 			}
 			// paused, restarting, removing: leave it; the next relist tells.
 		default: // exited
-			if !ShouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+			if !ContainerRestarts(pod, c, latest.ExitCode) {
 				break
 			}
 			if changed {
@@ -781,6 +842,15 @@ func compute(in Input, h *history) Plan {
 // restart (the back-off advances), else records the wait and the requeue
 // time.
 func (p *Plan) restartAfterBackoff(in Input, h *history, name string, dead runtimeadapter.Container, next Start) {
+	if p.backoffDone(in, h, name, dead) {
+		p.Start = append(p.Start, next)
+	}
+}
+
+// backoffDone reports whether the CrashLoopBackOff deadline of the exited
+// instance dead of container name has passed, recording the restart (the
+// back-off advances); if not, it records the wait and the requeue time.
+func (p *Plan) backoffDone(in Input, h *history, name string, dead runtimeadapter.Container) bool {
 	rec := h.recs[name]
 	if rec.Exit.ContainerID != dead.ID { // observe records every newest exit; be safe
 		if dead.FinishedAt.IsZero() {
@@ -790,9 +860,8 @@ func (p *Plan) restartAfterBackoff(in Input, h *history, name string, dead runti
 	}
 	at := rec.RestartAt
 	if !in.Now.Before(at) {
-		p.Start = append(p.Start, next)
 		h.set(name, h.policy.Restart(rec, in.Now))
-		return
+		return true
 	}
 	h.set(name, rec)
 	p.Waiting[name] = Waiting{Reason: ReasonCrashLoop, Message: fmt.Sprintf(
@@ -801,6 +870,7 @@ func (p *Plan) restartAfterBackoff(in Input, h *history, name string, dead runti
 	if p.RequeueAt.IsZero() || at.Before(p.RequeueAt) {
 		p.RequeueAt = at
 	}
+	return false
 }
 
 // initContainers plans the init containers in the running sandbox sb:
@@ -891,7 +961,7 @@ func (p *Plan) sidecar(in Input, g grouped, h *history, ic *v1.Container, latest
 func appsCreated(pod *v1.Pod, g grouped, sb *runtimeadapter.Container) bool {
 	for _, c := range pod.Spec.Containers {
 		for _, inst := range g.apps[c.Name] {
-			if g.recorded[inst.ID] {
+			if g.recorded[inst.ID] || g.stale(&inst) {
 				continue
 			}
 			if isLive(&inst) || (!sb.CreatedAt.IsZero() && !inst.CreatedAt.Before(sb.CreatedAt)) {
@@ -976,22 +1046,20 @@ func olderDead(pod *v1.Pod, g grouped) []runtimeadapter.Container {
 	return out
 }
 
-// podDone: under OnFailure or Never, every spec container has exited and
-// none will be restarted; or, under Never, an init container failed in the
-// current sandbox (the pod fails, as the kubelet).
+// podDone: every spec container has exited and none will be restarted
+// (ContainerRestarts: under the pod's Always none is done unless its own
+// restartPolicy or rules say so); or, under Never, an init container
+// failed in the current sandbox (the pod fails, as the kubelet).
 func podDone(pod *v1.Pod, g grouped) bool {
-	if pod.Spec.RestartPolicy != v1.RestartPolicyNever && pod.Spec.RestartPolicy != v1.RestartPolicyOnFailure {
-		return false
-	}
 	if pod.Spec.RestartPolicy == v1.RestartPolicyNever && initFailed(pod, g) {
 		return true
 	}
 	for _, c := range pod.Spec.Containers {
 		insts := g.apps[c.Name]
-		if len(insts) == 0 || insts[0].State != runtimeadapter.StateExited {
+		if len(insts) == 0 || insts[0].State != runtimeadapter.StateExited || g.stale(&insts[0]) {
 			return false
 		}
-		if ShouldRestart(pod.Spec.RestartPolicy, insts[0].ExitCode) {
+		if ContainerRestarts(pod, &c, insts[0].ExitCode) {
 			return false
 		}
 	}
@@ -1006,7 +1074,8 @@ func initFailed(pod *v1.Pod, g grouped) bool {
 			continue // a sidecar's exit never fails the pod
 		}
 		insts := g.inits[ic.Name]
-		if len(insts) > 0 && insts[0].State == runtimeadapter.StateExited && insts[0].ExitCode != 0 {
+		if len(insts) > 0 && insts[0].State == runtimeadapter.StateExited && insts[0].ExitCode != 0 &&
+			!g.stale(&insts[0]) && !RestartsAll(&ic, insts[0].ExitCode) {
 			return true
 		}
 	}
@@ -1031,4 +1100,28 @@ func HasGarbage(pod *v1.Pod, cs []runtimeadapter.Container) bool {
 		return false // olderDead keeps the newest exited instance of each
 	}
 	return len(olderDead(pod, view(pod, cs, nil))) > 0
+}
+
+// restartAllTrigger finds the exit that restarts every container of the
+// pod (RestartsAll): the newest instance of an init container in the
+// running sandbox sb, or of an app container, exited since the pod last
+// restarted all its containers, whose rules ask for it. Each exit asks
+// once: the restart makes it stale.
+func restartAllTrigger(pod *v1.Pod, g grouped, sb *runtimeadapter.Container) (string, runtimeadapter.Container, bool) {
+	asks := func(c *v1.Container, insts []runtimeadapter.Container) bool {
+		return len(insts) > 0 && insts[0].State == runtimeadapter.StateExited && !g.stale(&insts[0]) && RestartsAll(c, insts[0].ExitCode)
+	}
+	for i := range pod.Spec.InitContainers {
+		ic := &pod.Spec.InitContainers[i]
+		if insts := g.initsOf(ic.Name, sb.ID); asks(ic, insts) {
+			return ic.Name, insts[0], true
+		}
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if insts := g.apps[c.Name]; asks(c, insts) {
+			return c.Name, insts[0], true
+		}
+	}
+	return "", runtimeadapter.Container{}, false
 }

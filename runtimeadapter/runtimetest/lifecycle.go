@@ -191,6 +191,25 @@ var lifecycleCases = []testCase{
 			e.t.Errorf("stopped sandbox keeps IP %q", c.IP)
 		}
 	}},
+	{"SharedPIDNamespaceAndSupplementalGroups", func(e *env) {
+		// shareProcessNamespace: a sandbox its pod shares (PidModePod)
+		// and an app joining its network and PID namespaces, with a
+		// user and supplemental groups (fsGroup, supplementalGroups):
+		// every adapter runs them.
+		p := e.pod("p")
+		sandbox := e.spec(p, runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{})
+		sandbox.PidMode = runtimeadapter.PidModePod
+		sid := e.run(sandbox)
+		app := e.spec(p, "app", runtimeadapter.TypeApp, Workload{})
+		app.NetworkMode, app.PidMode = "container:"+sid, "container:"+sid
+		app.User, app.GroupAdd = "1000:3000", []int64{2000, 4000}
+		aid := e.run(app)
+		for _, id := range []string{sid, aid} {
+			if c := e.inspect(id); c.State != runtimeadapter.StateRunning {
+				e.t.Errorf("container %s: %q, want running", c.Name, c.State)
+			}
+		}
+	}},
 	{"PortsCannotBePublishedByAJoinedContainer", func(e *env) {
 		sid := e.run(e.spec(e.pod("p"), runtimeadapter.SandboxName, runtimeadapter.TypeSandbox, Workload{}))
 		app := e.app("app", Workload{})

@@ -72,7 +72,6 @@ var (
 
 	// Known defects: refused, but actorlet could honour them.
 	defectPodResources = refusalClass{name: "pod-level resources", defect: true}
-	defectRestartRules = refusalClass{name: "restartPolicyRules", defect: true}
 )
 
 // corpusWant is what one file gives.
@@ -204,7 +203,7 @@ var corpusWants = map[string]corpusWant{
 	"resource/pod-level-resources.yaml":                               accepted(1),
 	"resource/pod-resize.yaml":                                        accepted(1, "spec.containers[0].resizePolicy"),
 
-	"restart-policy/restart-all-containers.yaml": refused(defectRestartRules, "spec.initContainers[1].restartPolicyRules"),
+	"restart-policy/restart-all-containers.yaml": accepted(1),
 
 	"security/apparmor/default-pod.yaml":        accepted(1),
 	"security/apparmor/hello-apparmor.yaml":     accepted(1), // Localhost: see TestCorpusWithoutAppArmor

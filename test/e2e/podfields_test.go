@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
@@ -27,13 +28,7 @@ import (
 // (the documentation's security-context.yaml and security-context-5.yaml).
 func TestSupplementalGroupsAndFSGroup(t *testing.T) {
 	e := newEnv(t, "e2e-fsgroup")
-	e.writeManifest("groups.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: groups
-spec:
-  terminationGracePeriodSeconds: 1
-  securityContext:
+	e.writeManifest("groups.yaml", podHead("groups")+fmt.Sprintf(`  securityContext:
     runAsUser: 1000
     runAsGroup: 3000
     supplementalGroups: [4000]
@@ -91,19 +86,13 @@ spec:
 func TestShareProcessNamespace(t *testing.T) {
 	e := newEnv(t, "e2e-sharepid")
 	pod := func(name string, share bool) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  terminationGracePeriodSeconds: 1
-  shareProcessNamespace: %v
+		return podHead(name) + fmt.Sprintf(`  shareProcessNamespace: %v
   containers:
   - name: app
     image: %s
   - name: shell
     image: %s
-`, name, share, testimages.TestWorkloadTag, testimages.TestWorkloadTag)
+`, share, testimages.TestWorkloadTag, testimages.TestWorkloadTag)
 	}
 	e.writeManifest("shared.yaml", pod("shared", true))
 	e.writeManifest("apart.yaml", pod("apart", false))
@@ -143,13 +132,7 @@ func countComm(lines []string, comm string) int {
 // quota of one CPU); one with its own keeps them.
 func TestPodLevelResources(t *testing.T) {
 	e := newEnv(t, "e2e-podres")
-	e.writeManifest("res.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: res
-spec:
-  terminationGracePeriodSeconds: 1
-  resources:
+	e.writeManifest("res.yaml", podHead("res")+fmt.Sprintf(`  resources:
     limits: {cpu: "1", memory: 200Mi}
     requests: {cpu: "1", memory: 100Mi}
   containers:
@@ -185,13 +168,7 @@ spec:
 func TestEnvFileKeyRef(t *testing.T) {
 	e := newEnv(t, "e2e-envfile")
 	pod := func(name, key string) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  terminationGracePeriodSeconds: 1
-  initContainers:
+		return podHead(name) + fmt.Sprintf(`  initContainers:
   - name: setup-envfile
     image: %s
     command: ["/testworkload", "touch", "--file", "/data/config.env", "--content", "DB_ADDRESS='address'\nREST_ENDPOINT='end point'\n"]
@@ -207,7 +184,7 @@ spec:
   volumes:
   - name: config
     emptyDir: {}
-`, name, testimages.TestWorkloadTag, testimages.TestWorkloadTag, key)
+`, testimages.TestWorkloadTag, testimages.TestWorkloadTag, key)
 	}
 	e.writeManifest("envfile.yaml", pod("envfile", "REST_ENDPOINT"))
 	e.writeManifest("nokey.yaml", pod("nokey", "NOPE"))
@@ -226,4 +203,97 @@ spec:
 			t.Errorf("waiting message %q does not name %q", cs.State.Waiting.Message, want)
 		}
 	}
+}
+
+// restartPolicyRules on Docker: under the pod's Always, an app container
+// whose own restartPolicy is Never is restarted on the exit code its rule
+// names (3) and not on another (4).
+func TestRestartPolicyRules(t *testing.T) {
+	e := newEnv(t, "e2e-rules")
+	// ruled exits with code after 300 ms; its rule restarts it on 3 only.
+	ruled := func(name string, code int) string {
+		return fmt.Sprintf(`  - name: %s
+    image: %s
+    env: [{name: TW_EXIT_AFTER, value: 300ms}, {name: TW_EXIT_CODE, value: "%d"}]
+    restartPolicy: Never
+    restartPolicyRules:
+    - action: Restart
+      exitCodes: {operator: In, values: [3]}
+`, name, testimages.TestWorkloadTag, code)
+	}
+	e.writeManifest("rules.yaml", podHead("rules")+fmt.Sprintf(`  containers:
+%s%s  - name: keeper
+    image: %s
+`, ruled("retried", 3), ruled("final", 4), testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	api := lcAPIOf(t, a)
+	eventually(t, podUpTimeout, "retried restarted at least twice, final exited 4 and never restarted", func() (bool, string) {
+		a.requireRunning()
+		pod, err := api.pod("rules")
+		if err != nil {
+			return false, err.Error()
+		}
+		retried, final := lcContainerStatus(pod, "retried"), lcContainerStatus(pod, "final")
+		ok := retried != nil && retried.RestartCount >= 2 &&
+			final != nil && final.RestartCount == 0 && final.State.Terminated != nil && final.State.Terminated.ExitCode == 4
+		return ok, lcDescribePod(pod)
+	})
+	if n := len(e.list().ofPod("rules").lcNamed("final")); n != 1 {
+		t.Errorf("final has %d instances, want 1 (never restarted)", n)
+	}
+}
+
+// restartPolicyRules action RestartAllContainers on Docker (the
+// documentation's restart-all-containers.yaml, under restartPolicy
+// Never): the sidecar exits 88, so every container stops and the pod runs
+// again from its init container in the same sandbox: the init container
+// has a second instance, the app a restart, and the sandbox is the first
+// one, still running.
+func TestRestartAllContainers(t *testing.T) {
+	e := newEnv(t, "e2e-restartall")
+	e.writeManifest("ml.yaml", podHead("ml-worker")+fmt.Sprintf(`  restartPolicy: Never
+  initContainers:
+  - name: setup-environment
+    image: %[1]s
+    command: ["/testworkload", "check", "--file", "/testworkload"]
+  - name: watcher-sidecar
+    image: %[1]s
+    env: [{name: TW_EXIT_AFTER, value: 2s}, {name: TW_EXIT_CODE, value: "88"}]
+    restartPolicy: Always
+    restartPolicyRules:
+    - action: RestartAllContainers
+      exitCodes: {operator: In, values: [88]}
+  containers:
+  - name: main-application
+    image: %[1]s
+`, testimages.TestWorkloadTag))
+	a := e.startAgent("agent")
+	first := e.waitPodRunning(a, "ml-worker", "main-application").running(runtimeadapter.SandboxName)[0]
+	api := lcAPIOf(t, a)
+	eventually(t, 2*podUpTimeout, "main-application restarted and setup-environment run again, in the first sandbox", func() (bool, string) {
+		a.requireRunning()
+		pod, err := api.pod("ml-worker")
+		if err != nil {
+			return false, err.Error()
+		}
+		cs := e.list().ofPod("ml-worker")
+		main := lcContainerStatus(pod, "main-application")
+		ok := main != nil && main.RestartCount >= 1 && main.State.Running != nil &&
+			len(cs.lcNamed("setup-environment")) >= 2 && len(cs.running(runtimeadapter.SandboxName)) == 1 &&
+			cs.running(runtimeadapter.SandboxName)[0].ID == first.ID && pod.Status.Phase == v1.PodRunning
+		return ok, lcDescribePod(pod) + " " + cs.lcCountByName()
+	})
+}
+
+// podHead is the start of a manifest of pod name, up to and including
+// spec's first line (a grace period of 1 s); what follows is the rest of
+// spec.
+func podHead(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  terminationGracePeriodSeconds: 1
+`, name)
 }
