@@ -142,7 +142,7 @@ spec:
     image: %s
     env:
     - {name: TW_LOG_EVERY, value: 200ms}
-    - {name: TW_EXIT_AFTER, value: 8s}
+    - {name: TW_EXIT_AFTER, value: 15s}
 `, testimages.TestWorkloadTag))
 	a, k, dir := e.startKubectlAgent(bin)
 	shell := filepath.Join(dir, "shell.yaml")
@@ -153,14 +153,15 @@ spec:
 	if out, errOut, code := k.run("apply", "-f", shell); code != 0 {
 		t.Fatalf("apply -f shell.yaml: exit %d, %q %q", code, out, errOut)
 	}
+	// ender's follow starts as soon as it runs: it ends by itself 15 s
+	// after it started.
 	e.waitPodRunning(a, "ender", "app")
-	e.waitPodRunning(a, "shell", "app")
-	eventually(t, podUpTimeout, "ender and shell Running in kubectl get pods", func() (bool, string) {
-		out, errOut, _ := k.run("get", "pods")
-		w := words(out)
-		return strings.Contains(w, "ender 1/1 Running") && strings.Contains(w, "shell 1/1 Running"), out + errOut
-	})
 	enderLog := k.startProc("logs", "-f", "--timestamps", "ender")
+	e.waitPodRunning(a, "shell", "app")
+	eventually(t, podUpTimeout, "shell Running in kubectl get pods", func() (bool, string) {
+		out, errOut, _ := k.run("get", "pods")
+		return strings.Contains(words(out), "shell 1/1 Running"), out + errOut
+	})
 	shellLog := k.startProc("logs", "-f", "--timestamps", "shell")
 	enderLog.waitOutput(10*time.Second, "testworkload: alive")
 	shellLog.waitOutput(10*time.Second, "testworkload: alive")
