@@ -334,7 +334,8 @@ func allocate(mib int) []byte {
 // ttyCommand reports its terminal: "tty: stdin=<isatty> stdout=<isatty>
 // size=<cols>x<rows>" at start, "tty: resized size=<cols>x<rows>" on each
 // SIGWINCH, "tty: read <line>" for each line of input; the line "exit N"
-// ends it with status N, the end of input with 0.
+// ends it with status N, the end of input (Ctrl-D), SIGINT (Ctrl-C) or
+// SIGTERM with 0.
 func ttyCommand(in, out *os.File) int {
 	winch := make(chan os.Signal, 4)
 	signal.Notify(winch, syscall.SIGWINCH) // before the first size: a resize is never missed
@@ -360,6 +361,9 @@ func ttyCommand(in, out *os.File) int {
 	}()
 	for {
 		select {
+		case sig := <-sigs: // Ctrl-C on the terminal, or the container stopping
+			fmt.Fprintf(out, "tty: %v\n", sig)
+			return 0
 		case <-winch:
 			fmt.Fprintf(out, "tty: resized size=%s\n", size())
 		case l, ok := <-lines:

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -102,13 +103,17 @@ func (h *Handler) discovery(w http.ResponseWriter, r *http.Request, path string)
 	return true
 }
 
+// kindSchemas are the schemas of the served kinds (openapi.go), built once.
+var kindSchemas = sync.OnceValue(schemas)
+
 // openAPIDoc is the OpenAPI v3 document of /api/v1: the operations served
-// on pods, nodes and events. The PATCH of a pod declares fieldValidation,
-// which tells kubectl (--validate=strict, its default) that this server
-// validates fields itself, so kubectl sends fieldValidation=Strict instead
-// of validating against a schema of its own. The schemas are not served:
-// kubectl then computes apply's strategic merge patches from its built-in
-// types, which are the same k8s.io/api types actorlet decodes.
+// on pods, nodes and events, and the schemas of the three kinds (kubectl
+// explain reads them; kubectl apply takes its strategic merge patches'
+// list strategies from them, the same as its built-in types'). The PATCH
+// of a pod declares fieldValidation, which tells kubectl
+// (--validate=strict, its default) that this server validates fields
+// itself, so kubectl sends fieldValidation=Strict instead of validating
+// against the schemas.
 func (h *Handler) openAPIDoc() []byte {
 	gvk := func(kind string) map[string]string {
 		return map[string]string{"group": "", "version": "v1", "kind": kind}
@@ -152,9 +157,10 @@ func (h *Handler) openAPIDoc() []byte {
 		"/api/v1/namespaces/{namespace}/events/{name}": map[string]any{"get": op("readCoreV1NamespacedEvent", "Event", "get")},
 	}
 	doc := map[string]any{
-		"openapi": "3.0.0",
-		"info":    map[string]string{"title": "actorlet", "version": "v" + kubeMajor + "." + kubeMinor + ".0"},
-		"paths":   paths,
+		"openapi":    "3.0.0",
+		"info":       map[string]string{"title": "actorlet", "version": "v" + kubeMajor + "." + kubeMinor + ".0"},
+		"paths":      paths,
+		"components": map[string]any{"schemas": kindSchemas()},
 	}
 	data, _ := json.Marshal(doc) // maps of strings always encode
 	return data

@@ -229,3 +229,33 @@ func TestListPages(t *testing.T) {
 		t.Errorf("a continue this server never gave: %d, want 400", code)
 	}
 }
+
+// kubectl explain describes the served kinds from /openapi/v3's schemas:
+// the kind, a nested field with its type and the API's own description,
+// a required field marked so; a kind not served is not found.
+func TestKubectlExplain(t *testing.T) {
+	kubectlPath(t)
+	srv, _ := serve(t, &fakeBackend{health: api.Health{OK: true}})
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"explain", "pods"}, []string{"KIND:       Pod", "VERSION:    v1", "Pod is a collection of containers that can run on a host.", "spec\t<PodSpec>", "status\t<PodStatus>"}},
+		{[]string{"explain", "pods.spec.containers.image"}, []string{"FIELD: image <string>", "Container image name."}},
+		{[]string{"explain", "pods.spec.containers"}, []string{"FIELD: containers <[]Container>", "name\t<string> -required-", "resources\t<ResourceRequirements>"}},
+		{[]string{"explain", "nodes.status.capacity"}, []string{"FIELD: capacity <map[string]string>", "Capacity represents the total resources of a node."}},
+		{[]string{"explain", "events.involvedObject"}, []string{"FIELD: involvedObject <ObjectReference>"}},
+		{[]string{"explain", "pods.metadata.creationTimestamp"}, []string{"FIELD: creationTimestamp <string>", "CreationTimestamp is a timestamp"}},
+	} {
+		out, errOut, code := kubectl(t, srv.URL, c.args...)
+		for _, w := range c.want {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("kubectl %s: exit %d, stderr %q; want %q in\n%s", strings.Join(c.args, " "), code, errOut, w, out)
+				break
+			}
+		}
+	}
+	if _, errOut, code := kubectl(t, srv.URL, "explain", "services"); code != 1 || !strings.Contains(errOut, `the server doesn't have a resource type "services"`) {
+		t.Errorf("kubectl explain services: exit %d, %q", code, errOut)
+	}
+}

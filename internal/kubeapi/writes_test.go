@@ -211,3 +211,28 @@ func TestWritesNeedCredentials(t *testing.T) {
 		t.Fatalf("get pods: exit %d, %q", code, errOut)
 	}
 }
+
+// kubectl apply reads the served schemas (GET /openapi/v3/api/v1) and
+// computes its strategic merge patch from them: a changed image of one of
+// two containers lands on that container, the other kept.
+func TestApplyPatchesFromServedSchemas(t *testing.T) {
+	kubectlPath(t)
+	fb := &fakeBackend{health: api.Health{OK: true}}
+	url, _ := serveWrites(t, fb, true)
+	auth := []string{"--insecure-skip-tls-verify", "--token", testToken}
+	two := strings.Replace(pushedPod, "    image: busybox:1.37\n", "    image: busybox:1.37\n  - name: side\n    image: busybox:1.37\n", 1)
+	path := writeManifest(t, two)
+	if out, errOut, code := kubectl(t, url, append(auth, "apply", "-f", path)...); code != 0 || strings.TrimSpace(out) != "pod/pushed created" {
+		t.Fatalf("apply (create): exit %d, %q %q", code, out, errOut)
+	}
+	waitFor(t, url, "pushed", append(auth, "get", "pods")...)
+	changed := strings.Replace(two, "  - name: side\n    image: busybox:1.37", "  - name: side\n    image: busybox:1.36", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kubectl(t, url, append(auth, "apply", "-f", path, "-v=6")...)
+	if code != 0 || strings.TrimSpace(out) != "pod/pushed configured" || !strings.Contains(errOut, "/openapi/v3/api/v1?hash=") {
+		t.Fatalf("apply (changed): exit %d, %q; want configured, the schemas read, in\n%s", code, out, errOut)
+	}
+	waitFor(t, url, "app=busybox:1.37 side=busybox:1.36", append(auth, "get", "pod", "pushed", "-o", `jsonpath={range .spec.containers[*]}{.name}={.image} {end}`)...)
+}

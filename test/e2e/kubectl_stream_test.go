@@ -105,12 +105,29 @@ func (p *kubectlProc) checkFollowed(last string) {
 	}
 }
 
+// startOnTerminal starts kubectl on a new pseudo-terminal of size sz
+// (its stdin, stdout and stderr, as a shell would give it) and returns it
+// with the terminal's controlling side, closed at test end.
+func (k *kube) startOnTerminal(sz *pty.Winsize, args ...string) (*kubectlProc, *os.File) {
+	k.t.Helper()
+	cmd := k.cmd(context.Background(), args...)
+	term, err := pty.StartWithSize(cmd, sz)
+	if err != nil {
+		k.t.Fatalf("kubectl %v on a pty: %v", args, err)
+	}
+	k.t.Cleanup(func() { term.Close() })
+	p := &kubectlProc{t: k.t, args: args, cmd: cmd, out: &syncBuffer{}, started: time.Now(), done: make(chan struct{})}
+	go func() { _, _ = io.Copy(p.out, term) }() // ends with EIO when kubectl exits
+	p.watch()
+	return p, term
+}
+
 // The real kubectl's streams against an agent on Docker: logs -f sees lines
 // written after it started and exits 0 when the container ends by itself
 // and when its pod is deleted; exec -it on a real terminal gives the
 // command a TTY of the terminal's size, delivers a resize, carries input
-// and exits with the command's code; without a terminal kubectl runs it
-// without a TTY.
+// and Ctrl-C and exits with the command's code; without a terminal kubectl
+// runs it without a TTY.
 func TestKubectlFollowAndTTY(t *testing.T) {
 	bin := kubectlBin(t)
 	e := newEnv(t, "e2e-kubectl-tty")
@@ -125,7 +142,7 @@ spec:
     image: %s
     env:
     - {name: TW_LOG_EVERY, value: 200ms}
-    - {name: TW_EXIT_AFTER, value: 8s}
+    - {name: TW_EXIT_AFTER, value: 15s}
 `, testimages.TestWorkloadTag))
 	a, k, dir := e.startKubectlAgent(bin)
 	shell := filepath.Join(dir, "shell.yaml")
@@ -136,28 +153,21 @@ spec:
 	if out, errOut, code := k.run("apply", "-f", shell); code != 0 {
 		t.Fatalf("apply -f shell.yaml: exit %d, %q %q", code, out, errOut)
 	}
+	// ender's follow starts as soon as it runs: it ends by itself 15 s
+	// after it started.
 	e.waitPodRunning(a, "ender", "app")
-	e.waitPodRunning(a, "shell", "app")
-	eventually(t, podUpTimeout, "ender and shell Running in kubectl get pods", func() (bool, string) {
-		out, errOut, _ := k.run("get", "pods")
-		w := words(out)
-		return strings.Contains(w, "ender 1/1 Running") && strings.Contains(w, "shell 1/1 Running"), out + errOut
-	})
 	enderLog := k.startProc("logs", "-f", "--timestamps", "ender")
+	e.waitPodRunning(a, "shell", "app")
+	eventually(t, podUpTimeout, "shell Running in kubectl get pods", func() (bool, string) {
+		out, errOut, _ := k.run("get", "pods")
+		return strings.Contains(words(out), "shell 1/1 Running"), out + errOut
+	})
 	shellLog := k.startProc("logs", "-f", "--timestamps", "shell")
 	enderLog.waitOutput(10*time.Second, "testworkload: alive")
 	shellLog.waitOutput(10*time.Second, "testworkload: alive")
 
 	// exec -it on a pseudo-terminal of 100x30.
-	it := k.cmd(context.Background(), "exec", "-it", "shell", "--", "/testworkload", "tty")
-	term, err := pty.StartWithSize(it, &pty.Winsize{Cols: 100, Rows: 30})
-	if err != nil {
-		t.Fatalf("kubectl exec -it on a pty: %v", err)
-	}
-	defer term.Close()
-	p := &kubectlProc{t: t, args: it.Args[1:], cmd: it, out: &syncBuffer{}, started: time.Now(), done: make(chan struct{})}
-	go func() { _, _ = io.Copy(p.out, term) }() // ends with EIO when kubectl exits
-	p.watch()
+	p, term := k.startOnTerminal(&pty.Winsize{Cols: 100, Rows: 30}, "exec", "-it", "shell", "--", "/testworkload", "tty")
 	p.waitOutput(15*time.Second, "tty: stdin=true stdout=true")
 	eventually(t, 10*time.Second, "the command's terminal is 100x30", func() (bool, string) {
 		return strings.Contains(p.out.String(), "size=100x30"), p.out.String()
@@ -174,6 +184,16 @@ spec:
 	}
 	if out := p.out.String(); !strings.Contains(out, "tty: read hello\r\n") || !strings.Contains(out, "tty: read exit 7\r\n") {
 		t.Errorf("kubectl exec -it: output %q; want the lines read, with the terminal's \\r\\n", out)
+	}
+
+	// Ctrl-C goes to the command through its terminal (SIGINT), not to kubectl.
+	p, term = k.startOnTerminal(&pty.Winsize{Cols: 80, Rows: 24}, "exec", "-it", "shell", "--", "/testworkload", "tty")
+	p.waitOutput(15*time.Second, "tty: stdin=true stdout=true")
+	if _, err := term.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(20 * time.Second); code != 0 || !strings.Contains(p.out.String(), "tty: interrupt\r\n") {
+		t.Errorf("kubectl exec -it, Ctrl-C: exit %d, output %q; want the command interrupted, exit 0", code, p.out.String())
 	}
 
 	// Without a terminal, -t is dropped and the command sees none.
