@@ -9,7 +9,7 @@ ROOT_DIR ?= $(CURDIR)/build/root
 PAUSE_BIN := internal/pauseimage/bin/pause
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: all build images run test clean-pods clean soak bench
+.PHONY: all build images run test clean-pods clean soak bench conformance
 
 all: build
 
@@ -63,3 +63,12 @@ bench:
 SOAK_DURATION ?= 5m
 soak: build images
 	$(GO) run ./hack/soak -duration $(SOAK_DURATION) -agent bin/actorlet
+
+# The real kubelet and actorlet, one after the other, on one private
+# containerd 1.6 over CRI (issue 17; not part of make test, not in CI):
+# builds the kubelet v1.34.4 when KUBELET is not given (~9 min on 2
+# cores), then ~15 min of runs; the table goes to stdout, the samples to
+# $(CMP_DIR)/results. Needs root, Docker, containerd. See BENCHMARKS.md.
+CMP_DIR ?= /tmp/actorlet-conformance
+conformance:
+	CMP_DIR=$(CMP_DIR) bench/kubelet/run.sh

@@ -139,43 +139,50 @@ func containerdOption(log *zap.Logger, f runFlags) docker.Option {
 }
 
 // criExitPath decides how a container's death reaches its pod on a CRI
-// runtime, says it once, and returns the containerd socket whose task
-// events (namespace k8s.io) to follow ("": none, the PLEG relists every
-// --relist-period). CRI's own GetContainerEvents is probed and named, but
-// not followed: containerd 1.6 answers it Unimplemented, and where it is
-// served (containerd 1.7+) containerd's task events are there too.
-// Followed: --containerd-address when set, else the endpoint's own socket
-// when the runtime is containerd, or does not answer yet (a node agent
-// may start first; if it turns out not to be containerd, the stream fails
-// and the relist goes on).
+// runtime (criExits), says it once, and returns the containerd socket
+// whose task events (namespace k8s.io) to follow ("": none, the PLEG
+// relists every --relist-period). CRI's own GetContainerEvents is probed
+// and named, but not followed: containerd 1.6 answers it Unimplemented,
+// and where it is served (containerd 1.7+) containerd's task events are
+// there too.
 func criExitPath(ctx context.Context, log *zap.Logger, f runFlags, crt *cri.Runtime) string {
-	relist := zap.Duration("relistPeriod", f.relistPeriod)
-	cev := zap.String("criEvents", criEventsSupport(ctx, crt))
-	switch {
-	case !f.events:
-		log.Info("container exits: found by relisting every --relist-period (--runtime-events=false)", relist, cev)
-		return ""
-	case f.containerd == "none":
-		log.Info("container exits: found by relisting every --relist-period (--containerd-address none)", relist, cev)
-		return ""
-	case f.containerd != "":
-		log.Info("container exits: containerd task events (--containerd-address), the relist as the safety net",
-			zap.String("containerd", f.containerd), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
-		return f.containerd
+	fields := []zap.Field{zap.Duration("relistPeriod", f.relistPeriod), zap.String("criEvents", criEventsSupport(ctx, crt))}
+	name, err := "", error(nil)
+	if f.events && f.containerd == "" {
+		name, err = crt.RuntimeName(ctx)
+		fields = append(fields, zap.String("runtime", name))
 	}
-	name, err := crt.RuntimeName(ctx)
-	switch {
-	case err == nil && name != "containerd":
-		log.Info("container exits: found by relisting every --relist-period (the runtime is not containerd)", zap.String("runtime", name), relist, cev)
-		return ""
-	case err != nil:
-		log.Info("container exits: containerd task events on the endpoint's socket if the runtime is containerd (it does not answer yet), the relist as the safety net",
-			zap.String("containerd", f.endpoint), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
-	default:
-		log.Info("container exits: containerd task events, the relist as the safety net",
-			zap.String("containerd", f.endpoint), zap.String("namespace", cri.ContainerdNamespace), relist, cev)
+	addr, why := criExits(f.events, f.containerd, f.endpoint, name, err)
+	if addr != "" {
+		fields = append(fields, zap.String("containerd", addr), zap.String("namespace", cri.ContainerdNamespace))
 	}
-	return f.endpoint
+	log.Info("container exits: "+why, fields...)
+	return addr
+}
+
+// criExits is criExitPath's decision: the containerd socket to follow
+// ("" for none) and what to log. events is --runtime-events, flag
+// --containerd-address, endpoint --container-runtime-endpoint; name is
+// the runtime's CRI name, or nameErr why it is unknown (the runtime does
+// not answer yet). Followed: --containerd-address when set ("none":
+// nothing), else the endpoint's own socket when the runtime is
+// containerd, or does not answer yet (a node agent may start first; if
+// it turns out not to be containerd, the stream fails and the relist goes
+// on).
+func criExits(events bool, flag, endpoint, name string, nameErr error) (addr, why string) {
+	switch {
+	case !events:
+		return "", "found by relisting every --relist-period (--runtime-events=false)"
+	case flag == "none":
+		return "", "found by relisting every --relist-period (--containerd-address none)"
+	case flag != "":
+		return flag, "containerd task events (--containerd-address), the relist as the safety net"
+	case nameErr != nil:
+		return endpoint, "containerd task events on the endpoint's socket if the runtime is containerd (it does not answer yet), the relist as the safety net"
+	case name != "containerd":
+		return "", "found by relisting every --relist-period (the runtime is not containerd)"
+	}
+	return endpoint, "containerd task events, the relist as the safety net"
 }
 
 // criEventsSupport says whether the runtime serves CRI's
