@@ -16,10 +16,12 @@ import (
 // at once took 3–9 s each, so the first pod ran only after 3–6 s. A fixed
 // bound of 4 made the first run within about 1 s but the last of 50
 // bridge-network pods later than with no bound (43–77 s against 26 s);
-// growing the bound keeps both. Starting from 2 rather than 4, 20 pods'
-// first ran at 0.64 s against 1.06 s (median), the last at 1.01× the
-// unbounded base's time against 1.10× (BENCHMARKS.md section 9).
-const DefaultParallelPodStarts = 2
+// growing the bound keeps both. Starting from 2 rather than 4, 20
+// host-network pods' first ran at 0.64 s against 1.06 s (median), but 50
+// bridge-network pods took 1.64× the CLI script against 0.81× and 0.57×
+// (the base: 0.91–1.00×): 4 keeps the long burst (BENCHMARKS.md
+// section 9).
+const DefaultParallelPodStarts = 4
 
 // startSlots bounds the pods being started at once; nil: no bound. A
 // worker whose plan makes or starts the pod's sandbox holds one slot from

@@ -152,7 +152,7 @@ type Options struct {
 	// ParallelPodStarts bounds the new pods (their sandbox and first
 	// container) being started at once at the beginning of a burst, in
 	// the order their plans came; each start that ends raises the bound
-	// by one until nothing starts (default DefaultParallelPodStarts, 2;
+	// by one until nothing starts (default DefaultParallelPodStarts, 4;
 	// negative: no bound). Kills, removals and restarts in a running
 	// sandbox are never held back, and a pod waiting for an image pull
 	// holds no place.

@@ -16,7 +16,7 @@ func TestRunSupervisionAndDeadlineFlags(t *testing.T) {
 	for name, want := range map[string]string{
 		"max-pod-restarts": "5", "pod-restart-window": "1m0s",
 		"runtime-request-timeout": "2m0s", "list-timeout": "10s",
-		"node-lease-duration": "40s", "etcd-prefix": "/actorlet", "parallel-pod-starts": "2",
+		"node-lease-duration": "40s", "etcd-prefix": "/actorlet", "parallel-pod-starts": "4",
 	} {
 		f := fl.Lookup(name)
 		if f == nil {
