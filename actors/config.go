@@ -107,12 +107,12 @@ type Config struct {
 	// defaults to podsync.DefaultRootDir. Host-fed pods are validated with
 	// the same permissions.
 	Spec podsync.SpecOptions
-	// ParallelPodStarts bounds the pods whose sandboxes and containers are
-	// being started at once (default DefaultParallelPodStarts; negative:
+	// ParallelPodStarts bounds the new pods being started at once at the
+	// beginning of a burst (default DefaultParallelPodStarts; negative:
 	// no bound); see startSlots.
 	ParallelPodStarts int
 	// starts holds the slots of ParallelPodStarts (set by NodeProps).
-	starts startSlots
+	starts *startSlots
 	// History keeps each container's last exit and CrashLoopBackOff
 	// outside the pod actors, so a restarted pod actor (or, with a state
 	// file, a restarted agent) does not run completed work again and goes

@@ -160,7 +160,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if w.abort != nil && w.slot.acquire(w.abort) != nil {
 			return errs
 		}
-		defer w.slot.release()
+		defer w.slot.release(true)
 	}
 	if w.refresh && w.pod != nil && !w.aborted() {
 		if err := w.refreshVolumes(); err != nil {
@@ -205,9 +205,9 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if err := w.start(s); err != nil {
 			errs = append(errs, err)
 		}
-		w.slot.release() // the sandbox and the first container run: the next pod's turn
+		w.slot.release(true) // the sandbox and the first container run: the next pod's turn
 	}
-	w.slot.release()
+	w.slot.release(true)
 	for _, s := range plan.Standby {
 		if w.aborted() {
 			break

@@ -2,33 +2,119 @@ package actors
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/actorlet/actorlet/internal/podsync"
 )
 
-// DefaultParallelPodStarts is how many new pods are started at once
-// (Config.ParallelPodStarts, --parallel-pod-starts). A runtime given
-// every pod of a burst at once starts them all about together, late:
-// measured on Docker (2 cores, loaded), 20 pods' sandboxes started at
-// once took 3–9 s each, so the first pod ran only after 3–6 s. Bounded,
-// pods start in the order their plans came, each in about the time it
-// takes alone. The bound costs throughput where the runtime's starts
-// wait rather than compute (a bridge network's set-up): see
-// BENCHMARKS.md section 9 for the numbers behind 4.
+// DefaultParallelPodStarts is how many new pods are started at once at
+// the beginning of a burst (Config.ParallelPodStarts,
+// --parallel-pod-starts; the bound then grows, see startSlots). A runtime
+// given every pod of a burst at once starts them all about together,
+// late: measured on Docker (2 cores, loaded), 20 pods' sandboxes started
+// at once took 3–9 s each, so the first pod ran only after 3–6 s. A fixed
+// bound of 4 made the first run within about 1 s but the last of 50
+// bridge-network pods later than with no bound (43–77 s against 26 s);
+// growing the bound keeps both. Starting from 2 rather than 4, 20
+// host-network pods' first ran at 0.64 s against 1.06 s (median), but 50
+// bridge-network pods took 1.64× the CLI script against 0.81× and 0.57×
+// (the base: 0.91–1.00×): 4 keeps the long burst (BENCHMARKS.md
+// section 9).
 const DefaultParallelPodStarts = 4
 
 // startSlots bounds the pods being started at once; nil: no bound. A
 // worker whose plan makes or starts the pod's sandbox holds one slot from
 // then until its sandbox and first container run (restarts of containers
 // in a running sandbox take none), and lets it go while it waits for an
-// image pull. Waiters are served in order (a channel's senders queue).
-type startSlots chan struct{}
+// image pull. Waiters are served in order. The bound starts at its
+// initial value and grows by one each time a pod's start ends (TCP's slow
+// start): the first pods of a burst start nearly alone, and a long burst
+// soon runs as wide as the runtime allows (a runtime whose starts wait
+// rather than compute, a bridge network's set-up, starts more at once
+// than it would a few at a time). When no pod is starting or waiting,
+// the bound is back to its initial value.
+type startSlots struct {
+	mu      sync.Mutex
+	st      slotState
+	waiters []chan struct{} // in order; closed when granted
+}
 
-func newStartSlots(n int) startSlots {
+// slotState is startSlots' arithmetic, pure.
+type slotState struct {
+	initial, limit, held, waiting int
+}
+
+// take reports whether a slot is free for a newcomer (none waits before
+// it), and takes it.
+func (s *slotState) take() bool {
+	if s.waiting > 0 || s.held >= s.limit {
+		s.waiting++
+		return false
+	}
+	s.held++
+	return true
+}
+
+// give gives a slot back (done: a pod's start ended, the bound grows) and
+// returns how many waiters, first first, now get one.
+func (s *slotState) give(done bool) int {
+	s.held--
+	if done {
+		s.limit++
+	}
+	if s.held == 0 && s.waiting == 0 {
+		s.limit = s.initial // the burst is over
+	}
+	n := min(max(s.limit-s.held, 0), s.waiting)
+	s.held += n
+	s.waiting -= n
+	return n
+}
+
+func newStartSlots(n int) *startSlots {
 	if n <= 0 {
 		return nil
 	}
-	return make(startSlots, n)
+	return &startSlots{st: slotState{initial: n, limit: n}}
+}
+
+// acquire takes a slot, waiting in order until one is free or ctx ends.
+func (s *startSlots) acquire(ctx context.Context) error {
+	s.mu.Lock()
+	if s.st.take() {
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	s.waiters = append(s.waiters, ch)
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.waiters, ch); i >= 0 {
+		s.waiters = slices.Delete(s.waiters, i, i+1)
+		s.st.waiting--
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Unlock()
+	s.release(false) // granted as ctx ended: give it on
+	return ctx.Err()
+}
+
+// release gives a slot back (done: a pod's start ended).
+func (s *startSlots) release(done bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.st.give(done)
+	for _, ch := range s.waiters[:n] {
+		close(ch)
+	}
+	s.waiters = s.waiters[n:]
 }
 
 // needsStartSlot reports whether a plan starts its pod: it makes or
@@ -40,7 +126,7 @@ func needsStartSlot(p podsync.Plan) bool {
 
 // startSlot is one worker's hold on its node's startSlots.
 type startSlot struct {
-	slots startSlots
+	slots *startSlots
 	held  bool
 }
 
@@ -50,19 +136,18 @@ func (s *startSlot) acquire(ctx context.Context) error {
 	if s.slots == nil || s.held {
 		return nil
 	}
-	select {
-	case s.slots <- struct{}{}:
-		s.held = true
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := s.slots.acquire(ctx); err != nil {
+		return err
 	}
+	s.held = true
+	return nil
 }
 
-// release gives the slot back, if held.
-func (s *startSlot) release() {
+// release gives the slot back, if held; done: the pod's start ended (its
+// sandbox and first container run, or failed), not a pause for a pull.
+func (s *startSlot) release(done bool) {
 	if s.held {
-		<-s.slots
+		s.slots.release(done)
 		s.held = false
 	}
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -31,6 +32,63 @@ func TestNeedsStartSlot(t *testing.T) {
 	} {
 		if got := needsStartSlot(c.plan); got != c.want {
 			t.Errorf("%s: needsStartSlot = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The slots' arithmetic: a newcomer waits behind waiters; the bound
+// grows by one per pod start that ended and is back to its initial value
+// once nothing starts or waits.
+func TestSlotState(t *testing.T) {
+	type step struct {
+		op         string // "take", "done" (a start ended), "pause" (given back for a pull)
+		want       int    // take: 1 taken, 0 waits; done, pause: waiters granted
+		limit      int    // after the step
+		held, wait int
+	}
+	for _, c := range []struct {
+		name    string
+		initial int
+		steps   []step
+	}{
+		{"under the bound: taken", 2, []step{
+			{"take", 1, 2, 1, 0}, {"take", 1, 2, 2, 0},
+		}},
+		{"over the bound: waits, then the bound grows per start ended", 2, []step{
+			{"take", 1, 2, 1, 0}, {"take", 1, 2, 2, 0}, {"take", 0, 2, 2, 1}, {"take", 0, 2, 2, 2}, {"take", 0, 2, 2, 3},
+			{"done", 2, 3, 3, 1}, // one ended: 3 may start, 1 held → 2 waiters go
+			{"done", 1, 4, 3, 0},
+		}},
+		{"a pause for a pull lets one waiter in, the bound stays", 1, []step{
+			{"take", 1, 1, 1, 0}, {"take", 0, 1, 1, 1},
+			{"pause", 1, 1, 1, 0},
+			{"take", 0, 1, 1, 1}, // the paused one comes back behind
+		}},
+		{"a newcomer waits behind a waiter even if a slot is free", 1, []step{
+			{"take", 1, 1, 1, 0}, {"take", 0, 1, 1, 1}, {"done", 1, 2, 1, 0}, {"take", 1, 2, 2, 0},
+		}},
+		{"the burst over: back to the initial bound", 2, []step{
+			{"take", 1, 2, 1, 0}, {"take", 1, 2, 2, 0}, {"done", 0, 3, 1, 0}, {"done", 0, 2, 0, 0},
+			{"take", 1, 2, 1, 0}, {"take", 1, 2, 2, 0}, {"take", 0, 2, 2, 1},
+		}},
+	} {
+		st := slotState{initial: c.initial, limit: c.initial}
+		for i, sp := range c.steps {
+			var got int
+			switch sp.op {
+			case "take":
+				if st.take() {
+					got = 1
+				}
+			case "done":
+				got = st.give(true)
+			case "pause":
+				got = st.give(false)
+			}
+			if got != sp.want || st.limit != sp.limit || st.held != sp.held || st.waiting != sp.wait {
+				t.Errorf("%s, step %d (%s): got %d, limit %d held %d waiting %d; want %d, %d %d %d",
+					c.name, i, sp.op, got, st.limit, st.held, st.waiting, sp.want, sp.limit, sp.held, sp.wait)
+			}
 		}
 	}
 }
@@ -91,12 +149,13 @@ func busyMost(rt *fake.Runtime, uids []string, d time.Duration) int {
 }
 
 // Six pods given at once, each Start taking 1 s: with ParallelPodStarts 2
-// at most two pods start at any time and all six run; with no bound all
-// six start together (the test can fail).
+// the first two pods start alone, then (each ended start growing the
+// bound by one) the other four together, and all six run; with no bound
+// all six start together (the test can fail).
 func TestParallelPodStartsBound(t *testing.T) {
 	for _, c := range []struct {
 		bound, want int
-	}{{2, 2}, {-1, 6}} {
+	}{{2, 4}, {-1, 6}} {
 		t.Run(fmt.Sprintf("bound %d", c.bound), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const startTakes = time.Second
@@ -197,5 +256,38 @@ func TestRestartTakesNoStartSlot(t *testing.T) {
 		waitFor(t, 5*time.Second, "b running once its sandbox starts", func() bool { return len(rt.Running("uid-b", "app")) == 1 })
 		h.stop()
 		rt.Close()
+	})
+}
+
+// A waiter whose context ends leaves the queue; one granted as its
+// context ended gives the slot on to the next.
+func TestStartSlotsWaiterGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newStartSlots(1)
+		if err := s.acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		got := make(chan error, 1)
+		go func() { got <- s.acquire(ctx) }()
+		synctest.Wait()
+		time.Sleep(time.Second)
+		if err := <-got; err == nil {
+			t.Fatal("acquire with an ended context: nil error, want the context's")
+		}
+		if s.st.waiting != 0 || s.st.held != 1 {
+			t.Fatalf("after giving up: held %d waiting %d, want 1, 0", s.st.held, s.st.waiting)
+		}
+		third := make(chan error, 1)
+		go func() { third <- s.acquire(context.Background()) }()
+		synctest.Wait()
+		s.release(true)
+		if err := <-third; err != nil {
+			t.Fatal(err)
+		}
+		if s.st.held != 1 || s.st.waiting != 0 {
+			t.Errorf("held %d waiting %d, want 1, 0", s.st.held, s.st.waiting)
+		}
 	})
 }

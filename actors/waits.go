@@ -200,7 +200,7 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 	held := w.slot.held
 	err := w.cfg.Images.EnsureNotify(ctx, c.Image, policy, func() {
 		pulled = true
-		w.slot.release() // a pull holds no start slot: other pods start meanwhile
+		w.slot.release(false) // a pull holds no start slot: other pods start meanwhile
 		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
 		if w.cfg.progress != nil {
 			w.pulling = c.Name

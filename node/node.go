@@ -155,11 +155,13 @@ type Options struct {
 	// ListTimeout is the deadline of one list of the node's containers,
 	// its inspections included (default DefaultListTimeout, 10 s).
 	ListTimeout time.Duration
-	// ParallelPodStarts bounds the pods whose sandboxes and containers are
-	// being started at once, in the order their plans came (default
-	// DefaultParallelPodStarts, 4; negative: no bound). Kills and removals
-	// are never held back, and a pod waiting for an image pull holds no
-	// place.
+	// ParallelPodStarts bounds the new pods (their sandbox and first
+	// container) being started at once at the beginning of a burst, in
+	// the order their plans came; each start that ends raises the bound
+	// by one until nothing starts (default DefaultParallelPodStarts, 4;
+	// negative: no bound). Kills, removals and restarts in a running
+	// sandbox are never held back, and a pod waiting for an image pull
+	// holds no place.
 	ParallelPodStarts int
 	// RelistThreshold: GetHealth reports the PLEG unhealthy when its last
 	// successful relist is older than this (default
