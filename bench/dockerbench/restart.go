@@ -13,9 +13,10 @@ import (
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
-// restartStagger separates the starts of the fresh containers, so that
-// their exits (1 s later) do not all coincide.
-const restartStagger = 150 * time.Millisecond
+// restartStagger separates the starts of the fresh containers: longer
+// than a container's life (1 s) and its restart, so that restarts are
+// timed one at a time, not queued behind each other's creates in dockerd.
+const restartStagger = 1500 * time.Millisecond
 
 // RestartActorlet runs n fresh pods whose one container exits by itself
 // 1 s after it starts, on a node configured by nc with CrashLoopBackOff 0
