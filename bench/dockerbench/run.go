@@ -1,7 +1,9 @@
 package dockerbench
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/actorlet/actorlet/bench/report"
@@ -187,25 +189,39 @@ const restartWait = 90 * time.Second
 // floor (a bare `docker start` of a created container) and what a
 // created container costs.
 func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
-	e.logf("restart: Docker --restart=always, %d containers (load %s)", o.Restarts, report.Load())
-	dk, err := e.RestartDocker(o.Restarts, 3*time.Minute)
-	if err != nil {
-		return nil, nil, err
-	}
 	nc := NodeConfig{Containerd: e.RTC != nil}
 	path := "Docker events"
 	if nc.Containerd {
 		path = "containerd task events"
 	}
-	e.logf("restart: actorlet, backoff 0, %d pods (load %s)", o.Restarts, report.Load())
-	al, lost, err := e.RestartActorlet(o.Restarts, restartWait, nc)
-	if err != nil {
-		return nil, nil, err
-	}
-	e.logf("restart: actorlet, backoff 0, standby containers, %d pods (load %s)", o.Restarts, report.Load())
-	nc.Standby = true
-	as, lostS, err := e.RestartActorlet(o.Restarts, restartWait, nc)
-	if err != nil {
+	// The three restarters run side by side, their starts interleaved
+	// (0.5 s apart), so that each meets the same load on a shared machine.
+	e.logf("restart: Docker --restart=always, actorlet and actorlet with standby containers side by side, %d each (load %s)", o.Restarts, report.Load())
+	var (
+		wg               sync.WaitGroup
+		dk, al, as       RestartTimes
+		lost, lostS      int
+		errD, errA, errS error
+	)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		dk, errD = e.RestartDocker(o.Restarts, time.Duration(o.Restarts)*10*time.Second+restartWait)
+	}()
+	go func() {
+		defer wg.Done()
+		time.Sleep(restartStagger / 3)
+		al, lost, errA = e.RestartActorlet(o.Restarts, restartWait, nc)
+	}()
+	go func() {
+		defer wg.Done()
+		time.Sleep(2 * restartStagger / 3)
+		ns := nc
+		ns.Standby = true
+		as, lostS, errS = e.RestartActorlet(o.Restarts, restartWait, ns)
+	}()
+	wg.Wait()
+	if err := errors.Join(errD, errA, errS); err != nil {
 		return nil, nil, err
 	}
 	e.logf("restart: bare docker start of %d created containers (load %s)", o.Restarts, report.Load())
@@ -235,7 +251,7 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 		ev.Add(r.name, len(r.t.Events), r.lost, report.Ms(a50), report.Ms(a90), report.Ms(a99), report.Ms(mean(r.t.Events)),
 			report.Ratio(float64(a50), float64(d50)), report.Ratio(float64(mean(r.t.Events)), float64(mean(dk.Events))), "≤ 1.00×")
 	}
-	ev.Notes = []string{"Both sides run the testworkload image exiting by itself 1 s after each start (TW_EXIT_AFTER=1s; a `docker kill` would cancel Docker's policy), started 1.5 s apart (each restart alone), in the same run, Docker's side first. Docker restarts the same container after its restart manager's 100 ms initial delay; actorlet (" + path + ") creates and starts a new container in the pod's sandbox, or with --standby-containers starts the standby created while the first instance ran. Times are Docker's event timestamps: they hide Docker's own lag between an exit and its die event (see the next table). A pod \"not restarted\" had its first container die and no replacement start within 90 s of the last pod being given (it is left out of the percentiles)."}
+	ev.Notes = []string{"Both sides run the testworkload image exiting by itself 1 s after each start (TW_EXIT_AFTER=1s; a `docker kill` would cancel Docker's policy), started 1.5 s apart (each restart alone), side by side in the same run, their starts interleaved 0.5 s apart. Docker restarts the same container after its restart manager's 100 ms initial delay; actorlet (" + path + ") creates and starts a new container in the pod's sandbox, or with --standby-containers starts the standby created while the first instance ran. Times are Docker's event timestamps: they hide Docker's own lag between an exit and its die event (see the next table). A pod \"not restarted\" had its first container die and no replacement start within 90 s of the last pod being given (it is left out of the percentiles)."}
 
 	ex := &report.Table{
 		Title:  "Restart latency on Docker (issue 16): the old instance's State.FinishedAt → the replacement's State.StartedAt",
