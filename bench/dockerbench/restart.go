@@ -13,9 +13,10 @@ import (
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
-// restartStagger separates the starts of the fresh containers, so that
-// their exits (1 s later) do not all coincide.
-const restartStagger = 150 * time.Millisecond
+// restartStagger separates the starts of the fresh containers: longer
+// than a container's life (1 s) and its restart, so that restarts are
+// timed one at a time, not queued behind each other's creates in dockerd.
+const restartStagger = 1500 * time.Millisecond
 
 // RestartActorlet runs n fresh pods whose one container exits by itself
 // 1 s after it starts, on a node configured by nc with CrashLoopBackOff 0
@@ -39,33 +40,29 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 	}
 	defer node.Close()
 	var ps []*v1.Pod
-	for i := range n {
-		ps = append(ps, WorkloadPod(fmt.Sprintf("restart-%d", i), map[string]string{"TW_EXIT_AFTER": "1s"}))
-		if err := node.SetPods(ps); err != nil {
-			return RestartTimes{}, 0, err
-		}
-		time.Sleep(restartStagger)
+	exits := map[string]time.Duration{} // pod name → FinishedAt → StartedAt
+	type st struct {
+		dieID   string
+		die     time.Time
+		lat     time.Duration
+		done    bool
+		startID string
 	}
-	// Per pod: the first die of an app container, then the first start of
-	// another app container of the pod after it (container IDs, not the
-	// restart-count label, decide).
-	deadline := time.Now().Add(timeout)
-	exits := map[string]time.Duration{} // pod UID → FinishedAt → StartedAt
-	for {
-		evs, err := w.Events()
-		if err != nil {
-			return RestartTimes{}, 0, fmt.Errorf("docker events: %w", err)
+	var byPod map[string]*st
+	var evs []Ev
+	// collect reads the restarts so far (per pod: the first die of an app
+	// container, then the first start of another app container of the
+	// pod after it; container IDs, not the restart-count label, decide),
+	// and removes the pods whose restart it has, so that they do not keep
+	// restarting (and loading dockerd) while the others are timed.
+	collect := func() (RestartTimes, error) {
+		var err error
+		if evs, err = w.Events(); err != nil {
+			return RestartTimes{}, fmt.Errorf("docker events: %w", err)
 		}
-		type st struct {
-			dieID   string
-			die     time.Time
-			lat     time.Duration
-			done    bool
-			startID string
-		}
-		byPod := map[string]*st{}
+		byPod = map[string]*st{}
 		for _, ev := range evs {
-			pod := ev.Attrs[runtimeadapter.LabelPodUID]
+			pod := ev.Attrs[runtimeadapter.LabelPodName]
 			if ev.Attrs[runtimeadapter.LabelContainerType] != string(runtimeadapter.TypeApp) || pod == "" {
 				continue
 			}
@@ -94,6 +91,37 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 				out.Exit = append(out.Exit, d)
 			}
 		}
+		kept := ps[:0:0]
+		for _, p := range ps {
+			if _, timed := exits[p.Name]; !timed {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) < len(ps) {
+			ps = kept
+			if err := node.SetPods(ps); err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+	for i := range n {
+		ps = append(ps, WorkloadPod(fmt.Sprintf("restart-%d", i), map[string]string{"TW_EXIT_AFTER": "1s"}))
+		if err := node.SetPods(ps); err != nil {
+			return RestartTimes{}, 0, err
+		}
+		next := time.Now().Add(restartStagger)
+		if _, err := collect(); err != nil {
+			return RestartTimes{}, 0, err
+		}
+		time.Sleep(time.Until(next))
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := collect()
+		if err != nil {
+			return RestartTimes{}, 0, err
+		}
 		if len(out.Events) >= n {
 			return out, 0, nil
 		}
@@ -102,7 +130,7 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 				if !s.done {
 					var seq []string
 					for _, ev := range evs {
-						if ev.Attrs[runtimeadapter.LabelPodUID] == pod {
+						if ev.Attrs[runtimeadapter.LabelPodName] == pod {
 							seq = append(seq, fmt.Sprintf("%s %s %s/%s", ev.Time.Format("15:04:05.000"), ev.Action, ev.Attrs[runtimeadapter.LabelContainerName], ev.ID[:8]))
 						}
 					}
@@ -219,6 +247,12 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 			if !r.bad && !r.fin.IsZero() && !r.started.IsZero() {
 				out.Exit = append(out.Exit, r.started.Sub(r.fin))
 			}
+			if !r.removed && (r.bad || !r.started.IsZero()) {
+				// Timed: removed, so that it does not keep restarting
+				// while the others are timed.
+				r.removed = true
+				_ = e.Cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+			}
 		}
 		return out, nil
 	}
@@ -265,7 +299,7 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 // (Docker keeps only the latest of each, and a run lasts 1 s).
 type dockerRuns struct {
 	fin, started time.Time
-	bad          bool
+	bad, removed bool
 }
 
 // inspectRuns reads what r still lacks from container id. Docker counts

@@ -2,10 +2,13 @@ package dockerbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,9 +68,13 @@ func (e *Env) createIdle(ctx context.Context, n int, prefix string) ([]string, e
 // <DockerRootDir>/containers and of its read-write and init layers, as
 // inspect's GraphDriver names them).
 type CreatedCost struct {
-	N                           int
-	DockerdRSS, ContainerdRSS   int64 // bytes per container (negative: noise)
-	DiskBytes                   int64 // bytes per container
+	N                         int
+	DockerdRSS, ContainerdRSS int64 // bytes per container (negative: noise)
+	DiskBytes                 int64 // bytes per container
+	// HeapAfterGC is dockerd's live Go heap per container: the median,
+	// over 5 of its garbage collections, of NextGC / (1 + GOGC/100) from
+	// its /debug/vars (GOGC 100), after the creates less before them.
+	HeapAfterGC                 int64
 	DockerdBefore, DockerdAfter int64 // VmRSS in bytes
 	Driver                      string
 }
@@ -81,11 +88,12 @@ func (e *Env) MeasureCreatedCost(n int) (CreatedCost, error) {
 	dockerd, containerd := pidOf("dockerd"), pidOf("containerd")
 	c.DockerdBefore = rss(dockerd)
 	cdBefore := rss(containerd)
+	heapBefore := e.liveHeap(ctx)
 	ids, err := e.createIdle(ctx, n, "bench-cost")
 	if err != nil {
 		return c, err
 	}
-	time.Sleep(2 * time.Second) // let dockerd settle (no event to wait on: it is memory)
+	c.HeapAfterGC = (e.liveHeap(ctx) - heapBefore) / int64(n)
 	c.DockerdAfter = rss(dockerd)
 	c.DockerdRSS = (c.DockerdAfter - c.DockerdBefore) / int64(n)
 	c.ContainerdRSS = (rss(containerd) - cdBefore) / int64(n)
@@ -163,4 +171,56 @@ func blocks(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// liveHeap is dockerd's live heap as its last garbage collection left it
+// (NextGC / 2, GOGC 100), the median over its next 5 collections (within
+// 20 s; fewer if it collects less often); 0 when /debug/vars does not
+// answer.
+func (e *Env) liveHeap(ctx context.Context) int64 {
+	var samples []int64
+	lastGC := int64(-1)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(samples) < 5 && time.Now().Before(deadline) {
+		ms, err := e.memstats(ctx)
+		if err != nil {
+			return 0
+		}
+		if lastGC >= 0 && ms.NumGC != lastGC {
+			samples = append(samples, ms.NextGC/2)
+		}
+		lastGC = ms.NumGC
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	return samples[len(samples)/2]
+}
+
+type dockerdMemstats struct {
+	NextGC int64 `json:"NextGC"`
+	NumGC  int64 `json:"NumGC"`
+}
+
+// memstats reads dockerd's runtime.MemStats from its /debug/vars (served
+// on the API socket).
+func (e *Env) memstats(ctx context.Context) (dockerdMemstats, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/debug/vars", nil)
+	if err != nil {
+		return dockerdMemstats{}, err
+	}
+	resp, err := e.Cli.HTTPClient().Do(req)
+	if err != nil {
+		return dockerdMemstats{}, err
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		Memstats dockerdMemstats `json:"memstats"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		return dockerdMemstats{}, err
+	}
+	return vars.Memstats, nil
 }
