@@ -115,6 +115,16 @@ func DecodeDocuments(path string, data []byte, opts DecodeOptions) ([]Document, 
 	return docs, nil
 }
 
+// Refuse drops d's object and makes err, about it, its Err, naming path
+// and, in a body of several documents (multi), d (see Label).
+func (d *Document) Refuse(path string, multi bool, err error) {
+	d.Pod, d.ConfigMap, d.Secret, d.Err = nil, nil, nil, d.wrap(path, multi, err)
+}
+
+// Label names d in a body of several documents (multi) or in a List,
+// followed by ": ", e.g. "document 2 (line 14): "; "" otherwise.
+func (d *Document) Label(multi bool) string { return d.label(multi) }
+
 // label prefixes a warning about d in a file of several documents.
 func (d *Document) label(multi bool) string {
 	if d.Item != nil {
