@@ -10,23 +10,11 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/sources/sourcetest"
 )
 
-// objectNames returns "Kind namespace/name=value" for each ConfigMap
-// (its app.conf) and Secret (its password) of u.
-func objectNames(u sources.Update) string {
-	var out []string
-	for _, cm := range u.ConfigMaps {
-		out = append(out, "ConfigMap "+cm.Namespace+"/"+cm.Name+"="+cm.Data["app.conf"])
-	}
-	for _, s := range u.Secrets {
-		out = append(out, "Secret "+s.Namespace+"/"+s.Name+"="+string(s.Data["password"]))
-	}
-	return strings.Join(out, ",")
-}
-
 func hasObjects(want string) func(sources.Update) bool {
-	return func(u sources.Update) bool { return u.Err == nil && objectNames(u) == want }
+	return func(u sources.Update) bool { return u.Err == nil && sourcetest.ObjectNames(u) == want }
 }
 
 func configMapYAML(value string) string {
@@ -56,7 +44,7 @@ func TestConfigMapsAndSecretsFromKeys(t *testing.T) {
 	r := start(t, c, WithLogger(zap.New(core)))
 	u := r.next(t, slack)
 	wantPods(t, u, "default/web=nginx:1")
-	if got, want := objectNames(u), "ConfigMap default/conf=v1,Secret team/creds=hunter2-s3cret"; got != want || len(u.Problems) != 0 {
+	if got, want := sourcetest.ObjectNames(u), "ConfigMap default/conf=v1,Secret team/creds=hunter2-s3cret"; got != want || len(u.Problems) != 0 {
 		t.Fatalf("objects %q, problems %v; want %q and no problem", got, u.Problems, want)
 	}
 	if got := u.Secrets[0].Annotations[AnnotationSourceKey]; got != testKeys.Secret(testNode, "team", "creds") {
@@ -75,7 +63,7 @@ func TestConfigMapsAndSecretsFromKeys(t *testing.T) {
 	// the key and field, not the value.
 	put(t, c, testKeys.Secret(testNode, "team", "creds"), secretYAML("bad key!", "hunter2-other"))
 	u = r.waitFor(t, slack, "a problem", func(u sources.Update) bool { return len(u.Problems) == 1 }, nil)
-	if got := objectNames(u); got != "ConfigMap default/conf=v2,Secret team/creds=hunter2-s3cret" {
+	if got := sourcetest.ObjectNames(u); got != "ConfigMap default/conf=v2,Secret team/creds=hunter2-s3cret" {
 		t.Errorf("objects %q: the Secret did not keep its last good version", got)
 	}
 	if p := u.Problems[0].Error(); !strings.Contains(p, "etcd key "+testKeys.Secret(testNode, "team", "creds")+": ") ||
@@ -100,9 +88,5 @@ func TestConfigMapsAndSecretsFromKeys(t *testing.T) {
 	del(t, c, testKeys.Secret(testNode, "team", "creds"))
 	r.waitFor(t, slack, "the Secret removed", hasObjects("ConfigMap default/conf=v2"), nil)
 
-	for _, e := range logs.All() {
-		if line := fmt.Sprint(e.Message, e.ContextMap()); strings.Contains(line, "hunter2") {
-			t.Errorf("log line shows a Secret's value: %s", line)
-		}
-	}
+	sourcetest.NoSecretShown(t, logs, nil, "hunter2")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/actorlet/actorlet/sources"
+	"github.com/actorlet/actorlet/sources/sourcetest"
 )
 
 const (
@@ -27,23 +28,10 @@ stringData:
 `
 )
 
-// objectNames returns "Kind namespace/name=value" for each ConfigMap
-// (its app.conf) and Secret (its password) of u.
-func objectNames(u sources.Update) string {
-	var out []string
-	for _, cm := range u.ConfigMaps {
-		out = append(out, "ConfigMap "+cm.Namespace+"/"+cm.Name+"="+cm.Data["app.conf"])
-	}
-	for _, s := range u.Secrets {
-		out = append(out, "Secret "+s.Namespace+"/"+s.Name+"="+string(s.Data["password"]))
-	}
-	return strings.Join(out, ",")
-}
-
 func wantObjects(t *testing.T, u sources.Update, want string) {
 	t.Helper()
-	if u.Err != nil || objectNames(u) != want {
-		t.Fatalf("update = %s with objects %q, want objects %q", describe(u), objectNames(u), want)
+	if u.Err != nil || sourcetest.ObjectNames(u) != want {
+		t.Fatalf("update = %s with objects %q, want objects %q", describe(u), sourcetest.ObjectNames(u), want)
 	}
 }
 
@@ -80,11 +68,7 @@ func TestRunMultiDocumentObjects(t *testing.T) {
 	wantPods(t, u, "default/web=nginx:1")
 
 	// Nothing leaks the Secret's value.
-	for _, e := range r.logs.All() {
-		if line := fmt.Sprint(e.Message, e.ContextMap()); strings.Contains(line, "hunter2") {
-			t.Errorf("log line shows the Secret's value: %s", line)
-		}
-	}
+	sourcetest.NoSecretShown(t, r.logs, u.Problems, "hunter2")
 }
 
 // A List (kind List) carries pods, ConfigMaps and Secrets as items; a bad
@@ -121,16 +105,7 @@ func TestPollerObjectList(t *testing.T) {
 	wantObjects(t, u, "ConfigMap default/conf=v1")
 	wantProblems(t, u, []string{"items[1]: ", `"Deployment"`})
 
-	for _, e := range logs.All() {
-		if line := fmt.Sprint(e.Message, e.ContextMap()); strings.Contains(line, "hunter2") {
-			t.Errorf("log line shows a Secret's value: %s", line)
-		}
-	}
-	for _, e := range u.Problems {
-		if strings.Contains(e.Error(), "hunter2") {
-			t.Errorf("problem shows a Secret's value: %v", e)
-		}
-	}
+	sourcetest.NoSecretShown(t, logs, u.Problems, "hunter2")
 }
 
 // A bad document in a multi-document body is that document's problem,
