@@ -46,6 +46,9 @@ func DecodeObjects(path string, data []byte) ([]Document, error) {
 			return DecodeDocuments(path, data, strict)
 		case ListKind:
 			return decodeObjectList(path, jsonData, tm)
+		case "", PodKind, PodListKind: // DecodeList's
+		default:
+			return nil, &FileError{Path: path, Err: checkTypeMetaOf(tm, objectKinds...)}
 		}
 	}
 	items, err := DecodeList(path, data)
@@ -58,6 +61,9 @@ func DecodeObjects(path string, data []byte) ([]Document, error) {
 	}
 	return docs, nil
 }
+
+// objectKinds are the kinds DecodeObjects reads.
+var objectKinds = []string{PodKind, PodListKind, ListKind, ConfigMapKind, SecretKind}
 
 // objectListDocument is a List whose items are decoded one by one, so
 // that a bad item does not spoil the others.
