@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -56,6 +57,10 @@ type Document struct {
 	// Warnings name the fields ignored: unknown fields (unless Strict),
 	// and, from LoadFileDocuments, the fields Validate warns about.
 	Warnings []string
+	// Item is the document's path in a List (items[i], see
+	// DecodeObjects), which its errors and warnings name instead of its
+	// number and line; nil otherwise.
+	Item *field.Path
 	// Err is why the document is refused: a *FileError naming the file
 	// and, in a file of several documents, wrapping a *DocumentError
 	// naming the document, then the field or line.
@@ -110,8 +115,21 @@ func DecodeDocuments(path string, data []byte, opts DecodeOptions) ([]Document, 
 	return docs, nil
 }
 
+// Refuse drops d's object and makes err, about it, its Err, naming path
+// and, in a body of several documents (multi), d (see Label).
+func (d *Document) Refuse(path string, multi bool, err error) {
+	d.Pod, d.ConfigMap, d.Secret, d.Err = nil, nil, nil, d.wrap(path, multi, err)
+}
+
+// Label names d in a body of several documents (multi) or in a List,
+// followed by ": ", e.g. "document 2 (line 14): "; "" otherwise.
+func (d *Document) Label(multi bool) string { return d.label(multi) }
+
 // label prefixes a warning about d in a file of several documents.
 func (d *Document) label(multi bool) string {
+	if d.Item != nil {
+		return d.Item.String() + ": "
+	}
 	if !multi {
 		return ""
 	}
@@ -120,6 +138,9 @@ func (d *Document) label(multi bool) string {
 
 // wrap makes err an error about d in the file at path.
 func (d *Document) wrap(path string, multi bool, err error) error {
+	if d.Item != nil {
+		return &FileError{Path: path, Err: itemError(d.Item, err)}
+	}
 	if multi {
 		err = &DocumentError{Index: d.Index, Line: d.Line, Err: err}
 	}
@@ -219,26 +240,7 @@ func LoadFileDocuments(opts LoadOptions, nodeName, path string, data []byte) ([]
 		if d.Namespace == "" && d.Name != "" {
 			d.Namespace = DefaultNamespace
 		}
-		switch {
-		case d.ConfigMap != nil:
-			SetConfigMapDefaults(d.ConfigMap)
-			d.Namespace = d.ConfigMap.Namespace
-			if err := ValidateConfigMap(d.ConfigMap); err != nil {
-				d.ConfigMap, d.Err = nil, d.wrap(abs, multi, err)
-				continue
-			}
-			annotateSource(&d.ConfigMap.ObjectMeta, abs)
-			continue
-		case d.Secret != nil:
-			SetSecretDefaults(d.Secret)
-			d.Namespace = d.Secret.Namespace
-			if err := ValidateSecret(d.Secret); err != nil {
-				d.Secret, d.Err = nil, d.wrap(abs, multi, err)
-				continue
-			}
-			annotateSource(&d.Secret.ObjectMeta, abs)
-			continue
-		case d.Pod == nil:
+		if d.LoadConfigData(abs, multi, AnnotationSourceFile, abs) || d.Pod == nil {
 			continue
 		}
 		pod := d.Pod
@@ -262,10 +264,33 @@ func LoadFileDocuments(opts LoadOptions, nodeName, path string, data []byte) ([]
 	return docs, nil
 }
 
-// annotateSource records the file a ConfigMap or Secret was read from.
-func annotateSource(meta *metav1.ObjectMeta, abs string) {
+// LoadConfigData defaults and validates d's ConfigMap or Secret, if it
+// holds one, and records where it came from: the annotation (e.g.
+// AnnotationSourceFile) set to from. An invalid one is dropped and d gets
+// Err, naming path, the document (when multi) and the fields, never a
+// Secret's value. It reports whether d held a ConfigMap or Secret. Every
+// source reads ConfigMaps and Secrets through it.
+func (d *Document) LoadConfigData(path string, multi bool, annotation, from string) bool {
+	var meta *metav1.ObjectMeta
+	var err error
+	switch {
+	case d.ConfigMap != nil:
+		SetConfigMapDefaults(d.ConfigMap)
+		meta, err = &d.ConfigMap.ObjectMeta, ValidateConfigMap(d.ConfigMap)
+	case d.Secret != nil:
+		SetSecretDefaults(d.Secret)
+		meta, err = &d.Secret.ObjectMeta, ValidateSecret(d.Secret)
+	default:
+		return false
+	}
+	d.Namespace = meta.Namespace
+	if err != nil {
+		d.ConfigMap, d.Secret, d.Err = nil, nil, d.wrap(path, multi, err)
+		return true
+	}
 	if meta.Annotations == nil {
 		meta.Annotations = make(map[string]string, 1)
 	}
-	meta.Annotations[AnnotationSourceFile] = abs
+	meta.Annotations[annotation] = from
+	return true
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/actorlet/actorlet/internal/podsync"
 )
@@ -77,6 +78,7 @@ func TestPrepareObjectVolumes(t *testing.T) {
 func TestSecretVolumeTmpfs(t *testing.T) {
 	root := t.TempDir()
 	pod := objectsPod()
+	pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
 	opts := podsync.SpecOptions{RootDir: root}
 	t.Cleanup(func() { _ = unmountSecrets(podsync.SecretsDir(root, pod.UID)) }) // never leave a mount behind a failed test
 	if err := PrepareWith(opts, objects("u", true), pod); err != nil {
@@ -92,6 +94,9 @@ func TestSecretVolumeTmpfs(t *testing.T) {
 	if root := os.Geteuid() == 0; onTmpfs != root {
 		t.Errorf("secret volume on a tmpfs: %v, running as root: %v", onTmpfs, root)
 	}
+	if size := int64(st.Blocks) * st.Bsize; onTmpfs && size != 64<<20 {
+		t.Errorf("secret tmpfs is %d bytes, want the pod's memory limit, %d", size, 64<<20)
+	}
 	if fi, err := os.Stat(filepath.Dir(dir)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("parent %v, %v; want 0700", fi, err)
 	}
@@ -106,5 +111,39 @@ func TestSecretVolumeTmpfs(t *testing.T) {
 	}
 	if _, err := os.Stat(podsync.PodDirPath(root, pod.UID)); !os.IsNotExist(err) {
 		t.Errorf("pod directory still there: %v", err)
+	}
+}
+
+// A secret tmpfs is sized as the kubelet sizes memory-backed volumes:
+// the pod's memory limit (apps and sidecars added, or an init container
+// with the sidecars before it if larger), else the node's memory.
+func TestSecretTmpfsSize(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	c := func(limit string, restart *v1.ContainerRestartPolicy) v1.Container {
+		ctr := v1.Container{Name: "c", RestartPolicy: restart}
+		if limit != "" {
+			ctr.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse(limit)}
+		}
+		return ctr
+	}
+	const node = 8 << 30
+	for _, tt := range []struct {
+		name        string
+		inits, apps []v1.Container
+		want        int64
+	}{
+		{"no limit: the node's memory", nil, []v1.Container{c("", nil)}, node},
+		{"apps added", nil, []v1.Container{c("64Mi", nil), c("32Mi", nil)}, 96 << 20},
+		{"a container without a limit adds none", nil, []v1.Container{c("64Mi", nil), c("", nil)}, 64 << 20},
+		{"sidecars added to the apps", []v1.Container{c("16Mi", &always)}, []v1.Container{c("64Mi", nil)}, 80 << 20},
+		{"a larger init container", []v1.Container{c("16Mi", &always), c("1Gi", nil)}, []v1.Container{c("64Mi", nil)}, 1<<30 + 16<<20},
+		{"a smaller init container", []v1.Container{c("8Mi", nil)}, []v1.Container{c("64Mi", nil)}, 64 << 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{InitContainers: tt.inits, Containers: tt.apps}}
+			if got := secretTmpfsSize(pod, node); got != tt.want {
+				t.Errorf("secretTmpfsSize = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

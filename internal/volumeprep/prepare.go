@@ -14,6 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/actorlet/actorlet/internal/atomicdir"
 	"github.com/actorlet/actorlet/internal/podsync"
@@ -70,6 +71,21 @@ func (e *MountError) Error() string {
 
 func (e *MountError) Unwrap() error { return e.Err }
 
+// secretTmpfsSize is the size of a secret volume's tmpfs, as the kubelet
+// sizes memory-backed volumes (pkg/volume/emptydir,
+// calculateEmptyDirMemorySize): the pod's memory limit
+// (component-helpers' PodLimits: the apps and sidecars added, against the
+// largest init container with the sidecars started before it; a
+// container without a limit adds none), else nodeMemory, the node's
+// memory.
+func secretTmpfsSize(pod *v1.Pod, nodeMemory int64) int64 {
+	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+	if m, ok := limits[v1.ResourceMemory]; ok && !m.IsZero() {
+		return m.Value()
+	}
+	return nodeMemory
+}
+
 // PrepareWith is Prepare for a pod whose ConfigMaps and Secrets are objs
 // (see podsync.HostSetupWith). Besides, it mounts a tmpfs on each secret
 // volume's directory (see mountTmpfs) before writing it, and a volume
@@ -101,7 +117,7 @@ func PrepareWith(opts podsync.SpecOptions, objs podsync.Objects, pod *v1.Pod) er
 	var mountErrs []error
 	for _, wv := range setup.Written {
 		if wv.Tmpfs {
-			if err := mountTmpfs(wv.Dir); err != nil {
+			if err := mountTmpfs(wv.Dir, secretTmpfsSize(pod, nodeMemory())); err != nil {
 				return fmt.Errorf("volume %q: %w", wv.Volume, err)
 			}
 		}

@@ -9,12 +9,12 @@ import (
 	"syscall"
 )
 
-// mountTmpfs mounts a tmpfs on dir (made before, see podsync.PodDirs)
-// unless one is there, as the kubelet keeps secret volumes in memory:
-// nosuid, nodev, noexec, mode 0755. Mounting needs root
-// (CAP_SYS_ADMIN); without it the directory stays on the disk of
+// mountTmpfs mounts a tmpfs of size bytes on dir (made before, see
+// podsync.PodDirs) unless one is there, as the kubelet keeps secret
+// volumes in memory: nosuid, nodev, noexec, mode 0755. Mounting needs
+// root (CAP_SYS_ADMIN); without it the directory stays on the disk of
 // --root-dir, under its 0700 parent (see the README).
-func mountTmpfs(dir string) error {
+func mountTmpfs(dir string, size int64) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -22,10 +22,23 @@ func mountTmpfs(dir string) error {
 	if err != nil || mounted {
 		return err
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=0755"); err != nil {
+	data := "mode=0755"
+	if size > 0 { // size=0 would be no limit at all
+		data += fmt.Sprintf(",size=%d", size)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, data); err != nil {
 		return fmt.Errorf("mount a tmpfs on %s: %w", dir, err)
 	}
 	return nil
+}
+
+// nodeMemory is the node's memory in bytes (0 when it cannot be read).
+func nodeMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
 }
 
 // isMountPoint reports whether dir is on another device than its parent.

@@ -2,9 +2,6 @@ package dir
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +13,6 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/manifest"
@@ -39,70 +35,12 @@ type fileState struct {
 	logged   map[string]bool // the problems last logged, to log each one once
 }
 
-// fileObject is an object read from one document of a file: one of pod,
-// cm and secret is set.
+// fileObject is an object read from one document of a file.
 type fileObject struct {
-	pod    *v1.Pod
-	cm     *v1.ConfigMap
-	secret *v1.Secret
-	// fingerprint identifies the object's kind, name (a pod's UID) and
-	// full content, to see changes.
-	fingerprint string
+	manifest.Object
 	// doc names the document in a file of several ("document 2 (line
 	// 14)"); "" in a file of one.
 	doc string
-}
-
-func newFileObject(d manifest.Document, doc string) fileObject {
-	o := fileObject{pod: d.Pod, cm: d.ConfigMap, secret: d.Secret, doc: doc}
-	var obj any = d.Pod
-	id := ""
-	switch {
-	case d.Pod != nil:
-		id = string(d.Pod.UID)
-	case d.ConfigMap != nil:
-		obj, id = d.ConfigMap, o.key()
-	case d.Secret != nil:
-		obj, id = d.Secret, o.key()
-	}
-	data, _ := json.Marshal(obj) // API objects always marshal
-	sum := sha256.Sum256(data)
-	o.fingerprint = id + "/" + hex.EncodeToString(sum[:])
-	return o
-}
-
-// kind is the object's kind.
-func (o fileObject) kind() string {
-	switch {
-	case o.cm != nil:
-		return manifest.ConfigMapKind
-	case o.secret != nil:
-		return manifest.SecretKind
-	}
-	return manifest.PodKind
-}
-
-// name is the object's namespace/name.
-func (o fileObject) name() string {
-	switch {
-	case o.cm != nil:
-		return o.cm.Namespace + "/" + o.cm.Name
-	case o.secret != nil:
-		return o.secret.Namespace + "/" + o.secret.Name
-	}
-	return o.pod.Namespace + "/" + o.pod.Name
-}
-
-// key identifies the object among a source's: its kind and namespace/name.
-func (o fileObject) key() string { return o.kind() + " " + o.name() }
-
-// what names the object in messages: "pod default/web", "ConfigMap
-// default/conf".
-func (o fileObject) what() string {
-	if o.pod != nil {
-		return "pod " + o.name()
-	}
-	return o.key()
 }
 
 // scanner reads the directory and turns it into updates. It is used by one
@@ -275,7 +213,7 @@ func merge(old []fileObject, docs []manifest.Document) (objs []fileObject, probl
 	multi := len(docs) > 1
 	oldByKey := make(map[string]fileObject, len(old))
 	for _, o := range old {
-		oldByKey[o.key()] = o
+		oldByKey[o.Key()] = o
 	}
 	defined := map[string]bool{}
 	var unnamed []int // problems of documents without a readable name
@@ -285,19 +223,15 @@ func merge(old []fileObject, docs []manifest.Document) (objs []fileObject, probl
 			label = fmt.Sprintf("document %d (line %d)", d.Index, d.Line)
 		}
 		if d.Err == nil {
-			o := newFileObject(d, label)
-			defined[o.key()] = true
+			o := fileObject{Object: manifest.NewObject(d), doc: label}
+			defined[o.Key()] = true
 			objs = append(objs, o)
 			continue
 		}
 		pr := problem{err: d.Err}
-		kind := d.Kind
-		if kind != manifest.ConfigMapKind && kind != manifest.SecretKind {
-			kind = manifest.PodKind
-		}
 		if d.Name == "" {
 			unnamed = append(unnamed, len(problems))
-		} else if key := kind + " " + d.Namespace + "/" + d.Name; !defined[key] {
+		} else if key := manifest.ObjectKey(d.Kind, d.Namespace+"/"+d.Name); !defined[key] {
 			if o, ok := oldByKey[key]; ok {
 				defined[key] = true
 				o.doc = label
@@ -310,7 +244,7 @@ func merge(old []fileObject, docs []manifest.Document) (objs []fileObject, probl
 	if len(unnamed) > 0 {
 		var kept []fileObject
 		for _, o := range old {
-			if !defined[o.key()] {
+			if !defined[o.Key()] {
 				kept = append(kept, o)
 			}
 		}
@@ -335,13 +269,13 @@ func (s *scanner) setProblems(st *fileState, problems []problem) {
 		switch {
 		case len(p.kept) == 0:
 			s.log.Error("manifest rejected", zap.Error(p.err))
-		case len(p.kept) == 1 && p.kept[0].pod != nil:
+		case len(p.kept) == 1 && p.kept[0].Pod != nil:
 			s.log.Error("manifest rejected; its pod keeps its last good spec", zap.Error(p.err),
-				zap.String("pod", p.kept[0].name()), zap.String("uid", string(p.kept[0].pod.UID)))
+				zap.String("pod", p.kept[0].Name()), zap.String("uid", string(p.kept[0].Pod.UID)))
 		default:
 			names := make([]string, len(p.kept))
 			for i, k := range p.kept {
-				names[i] = k.what()
+				names[i] = k.What()
 			}
 			s.log.Error("manifest rejected; what it defined keeps its last good version", zap.Error(p.err), zap.Strings("objects", names))
 		}
@@ -362,6 +296,7 @@ func (s *scanner) update() (u sources.Update, key string) {
 	slices.Sort(names)
 
 	u.Source = s.source
+	var set manifest.Objects
 	var k strings.Builder
 	byKey := map[string]string{}    // kind and namespace/name → where
 	byUID := map[types.UID]string{} // pod UID → where
@@ -374,11 +309,11 @@ func (s *scanner) update() (u sources.Update, key string) {
 			if o.doc != "" {
 				where += " (" + o.doc + ")"
 			}
-			winner, clash := byKey[o.key()]
-			what := o.what()
-			if !clash && o.pod != nil {
-				if winner, clash = byUID[o.pod.UID]; clash {
-					what = "pod UID " + string(o.pod.UID)
+			winner, clash := byKey[o.Key()]
+			what := o.What()
+			if !clash && o.Pod != nil {
+				if winner, clash = byUID[o.Pod.UID]; clash {
+					what = "pod UID " + string(o.Pod.UID)
 				}
 			}
 			if clash {
@@ -394,27 +329,23 @@ func (s *scanner) update() (u sources.Update, key string) {
 				conflicts[id] = err.Error()
 				if s.conflicts[id] != err.Error() {
 					msg := "two manifests define the same pod"
-					if o.pod == nil {
-						msg = "two manifests define the same " + o.kind()
+					if o.Pod == nil {
+						msg = "two manifests define the same " + o.Kind()
 					}
 					s.log.Warn(msg, zap.Error(err))
 				}
 				continue
 			}
-			byKey[o.key()] = where
-			switch {
-			case o.pod != nil:
-				byUID[o.pod.UID] = where
-				u.Pods = append(u.Pods, o.pod)
-			case o.cm != nil:
-				u.ConfigMaps = append(u.ConfigMaps, o.cm)
-			case o.secret != nil:
-				u.Secrets = append(u.Secrets, o.secret)
+			byKey[o.Key()] = where
+			if o.Pod != nil {
+				byUID[o.Pod.UID] = where
 			}
-			k.WriteString(o.fingerprint + "\n")
+			set.Add(o.Object)
+			k.WriteString(o.Fingerprint + "\n")
 		}
 	}
 	s.conflicts = conflicts
+	u.Pods, u.ConfigMaps, u.Secrets = set.Pods, set.ConfigMaps, set.Secrets
 	k.WriteString("problems:\n")
 	for _, p := range u.Problems {
 		k.WriteString(p.Error() + "\n")

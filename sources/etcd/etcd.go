@@ -1,10 +1,14 @@
 // Package etcd is the etcd pod source: a node of a fleet reads its desired
 // pods from the keys <prefix>/nodes/<node>/pods/<namespace>/<name> of an
-// etcd cluster, each a v1.Pod in YAML or JSON (see Keys for the whole
-// schema, and internal/fleet for what the node writes back).
+// etcd cluster, each a v1.Pod in YAML or JSON, and the ConfigMaps and
+// Secrets they use from <prefix>/nodes/<node>/configmaps/<namespace>/<name>
+// and .../secrets/<namespace>/<name> (see Keys for the whole schema, and
+// internal/fleet for what the node writes back).
 //
-// Run reads every key under the node's pods prefix (one Get), sends the
-// set, then watches the prefix from the revision after that read. A watch
+// Run reads every key of the node's desired range (Keys.Desired, one Get),
+// sends the set, then watches the range from the revision after that
+// read; keys of the range that hold no desired object (the node's
+// heartbeat and events) are skipped. A watch
 // that breaks is opened again from the last revision it delivered, so
 // nothing is read twice and nothing is missed; when that revision has been
 // compacted away, the source reads every key again instead. While etcd
@@ -15,9 +19,12 @@
 // success after a failure sends the current set again.
 //
 // Each value is decoded as strictly as a manifest file
-// (internal/manifest): one Pod, defaulted and validated. The key names the
-// pod: metadata.namespace and metadata.name may be left out (the key's are
-// used) and must match the key when given. A pod's UID is its metadata.uid
+// (internal/manifest): one Pod, ConfigMap or Secret, of the key's kind,
+// defaulted and validated (ConfigMaps and Secrets as in a manifest
+// directory, annotated io.actorlet/source-etcd-key; no Secret value is
+// logged). The key names the object: metadata.namespace and
+// metadata.name may be left out (the key's are used) and must match the
+// key when given. A pod's UID is its metadata.uid
 // when set, else a hash of the node name, the key and the pod's canonical
 // form, so an unchanged value keeps it and any real edit (or a move to
 // another node's key) gives a new one. Annotations:
@@ -80,12 +87,14 @@ type Client interface {
 // Source is the etcd source of one node. Create it with New; it implements
 // sources.Source.
 type Source struct {
-	client   Client
-	keys     Keys
-	node     string
-	prefix   string // keys.Pods(node)
-	log      *zap.Logger
-	validate manifest.ValidationOptions
+	client Client
+	keys   Keys
+	node   string
+	prefix string // keys.Pods(node)
+	// start and end are the key range read and watched, keys.Desired(node).
+	start, end string
+	log        *zap.Logger
+	validate   manifest.ValidationOptions
 
 	probePeriod    time.Duration
 	requestTimeout time.Duration
@@ -156,8 +165,9 @@ func New(client Client, keys Keys, node string, opts ...Option) (*Source, error)
 	if err := ValidNodeName(node); err != nil {
 		return nil, fmt.Errorf("etcd source: %w", err)
 	}
+	start, end := keys.Desired(node)
 	s := &Source{
-		client: client, keys: keys, node: node, prefix: keys.Pods(node),
+		client: client, keys: keys, node: node, prefix: keys.Pods(node), start: start, end: end,
 		log:            zap.NewNop(),
 		probePeriod:    DefaultProbePeriod,
 		requestTimeout: DefaultRequestTimeout,
@@ -232,7 +242,7 @@ func (s *Source) newBackoff() *backoff.ExponentialBackOff {
 func (s *Source) list(ctx context.Context, st *state) error {
 	lctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
-	resp, err := s.client.Get(lctx, s.prefix, clientv3.WithPrefix())
+	resp, err := s.client.Get(lctx, s.start, clientv3.WithRange(s.end))
 	if err != nil {
 		return fmt.Errorf("etcd %s: read the pods: %w", s.prefix, err)
 	}
@@ -255,7 +265,7 @@ func (s *Source) watch(ctx context.Context, st *state, sink func(sources.Update)
 	// wctx ends the call; the buffer lets it return.
 	opened := make(chan clientv3.WatchChan, 1)
 	go func() {
-		opened <- s.client.Watch(wctx, s.prefix, clientv3.WithPrefix(), clientv3.WithRev(from),
+		opened <- s.client.Watch(wctx, s.start, clientv3.WithRange(s.end), clientv3.WithRev(from),
 			clientv3.WithCreatedNotify(), clientv3.WithProgressNotify())
 	}()
 	var wch clientv3.WatchChan // nil, so never ready, until opened

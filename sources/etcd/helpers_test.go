@@ -199,7 +199,7 @@ func newBreakingClient(c *clientv3.Client) *breakingClient {
 }
 
 func (b *breakingClient) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if op := clientv3.OpGet(key, opts...); op.IsOptsWithPrefix() && !op.IsCountOnly() {
+	if op := clientv3.OpGet(key, opts...); len(op.RangeBytes()) > 0 && !op.IsCountOnly() { // a range read, not a probe
 		b.mu.Lock()
 		b.fullReads++
 		b.mu.Unlock()

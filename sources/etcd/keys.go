@@ -11,10 +11,12 @@ const DefaultPrefix = "/actorlet"
 // Keys is the key schema of a fleet under one prefix, a public interface
 // (see the README's "Run a fleet"):
 //
-//	<prefix>/nodes/<node>/pods/<namespace>/<name>     a v1.Pod, YAML or JSON, written by users
-//	<prefix>/nodes/<node>/status/<namespace>/<name>   the pod's status (JSON), written by the node
-//	<prefix>/nodes/<node>/heartbeat                   JSON, under the node's lease
-//	<prefix>/nodes/<node>/events/<sequence>           recent events (JSON), under a lease, bounded
+//	<prefix>/nodes/<node>/pods/<namespace>/<name>       a v1.Pod, YAML or JSON, written by users
+//	<prefix>/nodes/<node>/configmaps/<namespace>/<name> a v1.ConfigMap, YAML or JSON, written by users
+//	<prefix>/nodes/<node>/secrets/<namespace>/<name>    a v1.Secret, YAML or JSON, written by users
+//	<prefix>/nodes/<node>/status/<namespace>/<name>     the pod's status (JSON), written by the node
+//	<prefix>/nodes/<node>/heartbeat                     JSON, under the node's lease
+//	<prefix>/nodes/<node>/events/<sequence>             recent events (JSON), under a lease, bounded
 //
 // Create it with NewKeys.
 type Keys struct {
@@ -23,10 +25,12 @@ type Keys struct {
 
 // Parts of the schema after <prefix>/nodes/<node>/.
 const (
-	KindPods      = "pods"
-	KindStatus    = "status"
-	KindHeartbeat = "heartbeat"
-	KindEvents    = "events"
+	KindPods       = "pods"
+	KindConfigMaps = "configmaps"
+	KindSecrets    = "secrets"
+	KindStatus     = "status"
+	KindHeartbeat  = "heartbeat"
+	KindEvents     = "events"
 )
 
 // NewKeys returns the schema under prefix, which must start with "/"
@@ -59,6 +63,25 @@ func (k Keys) Node(node string) string { return k.Nodes() + node + "/" }
 // Pods is the prefix of node's desired pods: "<prefix>/nodes/<node>/pods/".
 func (k Keys) Pods(node string) string { return k.Node(node) + KindPods + "/" }
 
+// ConfigMap is the key of one ConfigMap of node's pods.
+func (k Keys) ConfigMap(node, namespace, name string) string {
+	return k.Node(node) + KindConfigMaps + "/" + namespace + "/" + name
+}
+
+// Secret is the key of one Secret of node's pods.
+func (k Keys) Secret(node, namespace, name string) string {
+	return k.Node(node) + KindSecrets + "/" + namespace + "/" + name
+}
+
+// Desired is the key range [start, end) that holds node's desired
+// objects, its pods, configmaps and secrets keys: the keys between
+// "<prefix>/nodes/<node>/configmaps/" and ".../secrets/" included. It also
+// holds the node's heartbeat and events keys (which sort between them),
+// but not its status keys, the ones the node writes most.
+func (k Keys) Desired(node string) (start, end string) {
+	return k.Node(node) + KindConfigMaps + "/", k.Node(node) + KindSecrets + "0" // '0' follows '/'
+}
+
 // Pod is the key of one desired pod.
 func (k Keys) Pod(node, namespace, name string) string {
 	return k.Pods(node) + namespace + "/" + name
@@ -81,9 +104,11 @@ func (k Keys) Events(node string) string { return k.Node(node) + KindEvents + "/
 // Key is a parsed key of the schema.
 type Key struct {
 	Node string
-	// Kind is KindPods, KindStatus, KindHeartbeat or KindEvents.
+	// Kind is KindPods, KindConfigMaps, KindSecrets, KindStatus,
+	// KindHeartbeat or KindEvents.
 	Kind string
-	// Namespace and Name are set for pods and status keys.
+	// Namespace and Name are set for pods, configmaps, secrets and status
+	// keys.
 	Namespace, Name string
 	// Rest is what follows "<kind>/" (e.g. an event's sequence, or a pod
 	// key's "<namespace>/<name>").
@@ -91,8 +116,8 @@ type Key struct {
 }
 
 // Parse splits a key under Nodes(). ok is false when the key is not one
-// of the schema's: outside the prefix, an unknown kind, a pods or status
-// key that is not exactly <namespace>/<name> (both non-empty), or a
+// of the schema's: outside the prefix, an unknown kind, a pods,
+// configmaps, secrets or status key that is not exactly <namespace>/<name> (both non-empty), or a
 // heartbeat key with a suffix.
 func (k Keys) Parse(key string) (Key, bool) {
 	rest, ok := strings.CutPrefix(key, k.Nodes())
@@ -112,7 +137,7 @@ func (k Keys) Parse(key string) (Key, bool) {
 	}
 	out := Key{Node: node, Kind: kind, Rest: rest}
 	switch kind {
-	case KindPods, KindStatus:
+	case KindPods, KindConfigMaps, KindSecrets, KindStatus:
 		ns, name, ok := strings.Cut(rest, "/")
 		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			return Key{}, false

@@ -1,9 +1,6 @@
 package etcd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,7 +8,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.uber.org/zap"
-	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -33,10 +30,9 @@ func (e *KeyError) Unwrap() error { return e.Err }
 
 // entry is what the source knows of one key.
 type entry struct {
-	modRev      int64
-	good        *v1.Pod // the last good pod of the key; nil if it never had one
-	fingerprint string  // of good
-	problem     error   // the current value's problem, nil when it is good
+	modRev  int64
+	good    *manifest.Object // the last good object of the key; nil if it never had one
+	problem error            // the current value's problem, nil when it is good
 }
 
 // state is the source's view of its keys. It is used by Run's goroutine
@@ -56,8 +52,12 @@ func newState(s *Source) *state {
 	return &state{src: s, entries: map[string]*entry{}}
 }
 
-// put takes a key's new value, read at modRev.
+// put takes a key's new value, read at modRev. A key of the range that
+// holds no desired object (heartbeat, events) is skipped.
 func (st *state) put(key string, value []byte, modRev int64) {
+	if k, ok := st.src.keys.Parse(key); ok && k.Kind != KindPods && k.Kind != KindConfigMaps && k.Kind != KindSecrets {
+		return
+	}
 	e := st.entries[key]
 	if e != nil && e.modRev == modRev {
 		return
@@ -67,21 +67,24 @@ func (st *state) put(key string, value []byte, modRev int64) {
 		st.entries[key] = e
 	}
 	e.modRev = modRev
-	pod, warnings, err := st.src.load(key, value)
+	obj, warnings, err := st.src.load(key, value)
 	for _, w := range warnings {
 		st.src.log.Warn("pod field ignored", zap.String("key", key), zap.String("warning", w))
 	}
 	if err != nil {
 		e.problem = err
-		if e.good != nil {
+		switch {
+		case e.good != nil && e.good.Pod != nil:
 			st.src.log.Error("pod value rejected; its pod keeps its last good spec", zap.Error(err),
-				zap.String("uid", string(e.good.UID)))
-		} else {
-			st.src.log.Error("pod value rejected", zap.Error(err))
+				zap.String("uid", string(e.good.Pod.UID)))
+		case e.good != nil:
+			st.src.log.Error("value rejected; it keeps its last good version", zap.Error(err), zap.String("object", e.good.What()))
+		default:
+			st.src.log.Error("value rejected", zap.Error(err))
 		}
 		return
 	}
-	e.good, e.fingerprint, e.problem = pod, fingerprint(pod), nil
+	e.good, e.problem = &obj, nil
 }
 
 // del forgets a deleted key, and its last good pod with it.
@@ -112,6 +115,7 @@ func (st *state) update() (sources.Update, string) {
 	}
 	sort.Strings(keys)
 	u := sources.Update{Source: st.src.Name()}
+	var set manifest.Objects
 	var sum strings.Builder
 	byUID := map[types.UID]string{}
 	for _, k := range keys {
@@ -123,17 +127,20 @@ func (st *state) update() (sources.Update, string) {
 		if e.good == nil {
 			continue
 		}
-		if first, dup := byUID[e.good.UID]; dup {
-			err := &KeyError{Key: k, Err: field.Duplicate(field.NewPath("metadata", "uid"),
-				fmt.Sprintf("%s (also the UID of key %s, which comes first and wins; this key is ignored)", e.good.UID, first))}
-			u.Problems = append(u.Problems, err)
-			sum.WriteString("problem " + err.Error() + "\n")
-			continue
+		if pod := e.good.Pod; pod != nil {
+			if first, dup := byUID[pod.UID]; dup {
+				err := &KeyError{Key: k, Err: field.Duplicate(field.NewPath("metadata", "uid"),
+					fmt.Sprintf("%s (also the UID of key %s, which comes first and wins; this key is ignored)", pod.UID, first))}
+				u.Problems = append(u.Problems, err)
+				sum.WriteString("problem " + err.Error() + "\n")
+				continue
+			}
+			byUID[pod.UID] = k
 		}
-		byUID[e.good.UID] = k
-		u.Pods = append(u.Pods, e.good)
-		sum.WriteString("pod " + k + " " + e.fingerprint + "\n")
+		set.Add(*e.good)
+		sum.WriteString("object " + k + " " + e.good.Fingerprint + "\n")
 	}
+	u.Pods, u.ConfigMaps, u.Secrets = set.Pods, set.ConfigMaps, set.Secrets
 	return u, sum.String()
 }
 
@@ -164,42 +171,28 @@ func (st *state) fail(err error, sink func(sources.Update)) {
 	sink(sources.Update{Source: st.src.Name(), Err: err})
 }
 
-// load decodes, defaults and validates one key's value and gives the pod
-// its UID and annotations. Errors are *KeyError naming the key and the
-// field.
-func (s *Source) load(key string, value []byte) (*v1.Pod, []string, error) {
+// load decodes, defaults and validates one key's value, an object of the
+// key's kind, and gives a pod its UID and annotations. Errors are
+// *KeyError naming the key and the field, never a Secret's value.
+func (s *Source) load(key string, value []byte) (manifest.Object, []string, error) {
 	k, ok := s.keys.Parse(key)
-	if !ok || k.Kind != KindPods || k.Node != s.node {
-		return nil, nil, &KeyError{Key: key, Err: fmt.Errorf("not a pod key: want %s<namespace>/<name>", s.prefix)}
+	if !ok || k.Node != s.node || k.Kind != KindPods && k.Kind != KindConfigMaps && k.Kind != KindSecrets {
+		return manifest.Object{}, nil, &KeyError{Key: key, Err: fmt.Errorf("not a pod key: want %s<namespace>/<name>", s.prefix)}
+	}
+	if k.Kind != KindPods {
+		return s.loadConfigData(k, key, value)
 	}
 	pod, err := manifest.Decode(key, value)
 	if err != nil {
-		var fe *manifest.FileError
-		if errors.As(err, &fe) {
-			err = fe.Err // named with the key below
-		}
-		return nil, nil, &KeyError{Key: key, Err: err}
+		return manifest.Object{}, nil, keyError(key, err)
 	}
-	meta := field.NewPath("metadata")
-	var errs field.ErrorList
-	if pod.Namespace == "" {
-		pod.Namespace = k.Namespace
-	} else if pod.Namespace != k.Namespace {
-		errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace,
-			fmt.Sprintf("must be the key's namespace %q", k.Namespace)))
-	}
-	if pod.Name == "" {
-		pod.Name = k.Name
-	} else if pod.Name != k.Name {
-		errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, fmt.Sprintf("must be the key's name %q", k.Name)))
-	}
-	if len(errs) > 0 {
-		return nil, nil, &KeyError{Key: key, Err: errs.ToAggregate()}
+	if err := nameFromKey(&pod.ObjectMeta, k); err != nil {
+		return manifest.Object{}, nil, &KeyError{Key: key, Err: err}
 	}
 	manifest.SetDefaults(pod)
 	warnings, err := manifest.ValidateWith(pod, s.validate)
 	if err != nil {
-		return nil, warnings, &KeyError{Key: key, Err: err}
+		return manifest.Object{}, warnings, &KeyError{Key: key, Err: err}
 	}
 	pod.UID = manifest.StaticPodUID(s.node, "etcd:"+key, pod)
 	if pod.Annotations == nil {
@@ -208,12 +201,72 @@ func (s *Source) load(key string, value []byte) (*v1.Pod, []string, error) {
 	pod.Annotations[manifest.AnnotationConfigSource] = ConfigSourceEtcd
 	pod.Annotations[manifest.AnnotationConfigHash] = string(pod.UID)
 	pod.Annotations[AnnotationSourceKey] = key
-	return pod, warnings, nil
+	return manifest.NewObject(manifest.Document{Pod: pod}), warnings, nil
 }
 
-// fingerprint identifies a pod's UID and whole content.
-func fingerprint(pod *v1.Pod) string {
-	data, _ := json.Marshal(pod) // a v1.Pod always marshals
-	sum := sha256.Sum256(data)
-	return string(pod.UID) + "/" + hex.EncodeToString(sum[:])
+// loadConfigData loads the value of a configmaps or secrets key: one
+// ConfigMap or Secret, read as every source reads them
+// (manifest.Document.LoadConfigData).
+func (s *Source) loadConfigData(k Key, key string, value []byte) (manifest.Object, []string, error) {
+	want := manifest.ConfigMapKind
+	if k.Kind == KindSecrets {
+		want = manifest.SecretKind
+	}
+	docs, err := manifest.DecodeDocuments(key, value, manifest.DecodeOptions{Strict: true})
+	switch {
+	case err != nil:
+		return manifest.Object{}, nil, keyError(key, err)
+	case len(docs) != 1:
+		return manifest.Object{}, nil, &KeyError{Key: key, Err: fmt.Errorf("found %d YAML documents: want one %s", len(docs), want)}
+	}
+	d := &docs[0]
+	if d.Err != nil {
+		return manifest.Object{}, nil, keyError(key, d.Err)
+	}
+	if d.Kind != want {
+		return manifest.Object{}, nil, &KeyError{Key: key, Err: field.NotSupported(field.NewPath("kind"), d.Kind, []string{want})}
+	}
+	var meta *metav1.ObjectMeta
+	if d.ConfigMap != nil {
+		meta = &d.ConfigMap.ObjectMeta
+	} else {
+		meta = &d.Secret.ObjectMeta
+	}
+	if err := nameFromKey(meta, k); err != nil {
+		return manifest.Object{}, nil, &KeyError{Key: key, Err: err}
+	}
+	if d.LoadConfigData(key, false, AnnotationSourceKey, key); d.Err != nil {
+		return manifest.Object{}, nil, keyError(key, d.Err)
+	}
+	return manifest.NewObject(*d), nil, nil
+}
+
+// keyError is err, a manifest error naming key as its path, as a
+// *KeyError naming the key once.
+func keyError(key string, err error) error {
+	var fe *manifest.FileError
+	if errors.As(err, &fe) {
+		err = fe.Err // named with the key below
+	}
+	return &KeyError{Key: key, Err: err}
+}
+
+// nameFromKey fills an object's metadata.namespace and metadata.name from
+// its key k when they are left out, and requires them to match it when
+// given.
+func nameFromKey(meta *metav1.ObjectMeta, k Key) error {
+	path := field.NewPath("metadata")
+	var errs field.ErrorList
+	if meta.Namespace == "" {
+		meta.Namespace = k.Namespace
+	} else if meta.Namespace != k.Namespace {
+		errs = append(errs, field.Invalid(path.Child("namespace"), meta.Namespace,
+			fmt.Sprintf("must be the key's namespace %q", k.Namespace)))
+	}
+	if meta.Name == "" {
+		meta.Name = k.Name
+	} else if meta.Name != k.Name {
+		errs = append(errs, field.Invalid(path.Child("name"), meta.Name, fmt.Sprintf("must be the key's name %q", k.Name)))
+	}
+	return errs.ToAggregate()
 }

@@ -2,18 +2,13 @@ package url
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"go.uber.org/zap"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/actorlet/actorlet/internal/manifest"
 	"github.com/actorlet/actorlet/sources"
@@ -30,13 +25,6 @@ const (
 	AnnotationSourceURL = "io.actorlet/source-url"
 )
 
-// goodPod is a pod that passed validation, with its fingerprint.
-type goodPod struct {
-	pod *v1.Pod
-	// fingerprint identifies the pod's UID and full content, to see changes.
-	fingerprint string
-}
-
 // poller turns poll results into updates. It is used by one goroutine
 // (Run's) and keeps no goroutines of its own.
 type poller struct {
@@ -48,8 +36,8 @@ type poller struct {
 	body    []byte // its content, to skip an unchanged response
 
 	// The set from the latest decoded response.
-	lastGood map[string]goodPod // by namespace/name
-	pods     []*v1.Pod
+	lastGood map[string]manifest.Object // by kind and namespace/name
+	set      manifest.Objects
 	problems []error
 	key      string          // summarises pods (in any order) and problems, to send only changes
 	logged   map[string]bool // problems and warnings of the latest response, logged once each
@@ -63,7 +51,7 @@ type poller struct {
 func newPoller(source, url, node string, log *zap.Logger) *poller {
 	return &poller{
 		source: source, url: url, node: node, log: log,
-		lastGood: map[string]goodPod{}, logged: map[string]bool{},
+		lastGood: map[string]manifest.Object{}, logged: map[string]bool{},
 	}
 }
 
@@ -73,11 +61,11 @@ func newPoller(source, url, node string, log *zap.Logger) *poller {
 // distinct error) and on the first success after a failure.
 func (p *poller) handle(body []byte, err error) (sources.Update, bool) {
 	if err == nil && (!p.decoded || !bytes.Equal(body, p.body)) {
-		items, derr := manifest.DecodeList(p.url, body)
+		docs, derr := manifest.DecodeObjects(p.url, body)
 		var fe *manifest.FileError
 		switch {
 		case derr == nil:
-			p.apply(items)
+			p.apply(docs)
 			p.decoded, p.body = true, body
 		case errors.As(derr, &fe):
 			err = fe.Err // named with the URL below
@@ -100,25 +88,27 @@ func (p *poller) handle(body []byte, err error) (sources.Update, bool) {
 	}
 	p.failed, p.lastErr = false, ""
 
-	u := sources.Update{Source: p.source, Pods: p.pods, Problems: p.problems}
+	u := sources.Update{Source: p.source, Pods: p.set.Pods, ConfigMaps: p.set.ConfigMaps, Secrets: p.set.Secrets, Problems: p.problems}
 	send := !p.sent || recovered || p.key != p.sentKey
 	p.sent, p.sentKey = true, p.key
 	return u, send
 }
 
-// apply makes the decoded items the current set. Items are taken in order;
-// a bad item is a problem and keeps the last good pod of its
-// namespace/name, if any; when two pods have the same namespace/name (or
-// UID) the first keeps it and the other is a problem.
-func (p *poller) apply(items []manifest.ListItem) {
+// apply makes the decoded documents (pods, ConfigMaps, Secrets) the
+// current set. They are taken in order; a bad one is a problem and keeps
+// the last good object of its kind and namespace/name, if any; when two
+// define the same object (or pod UID) the first keeps it and the other is
+// a problem.
+func (p *poller) apply(docs []manifest.Document) {
 	var (
-		pods         []*v1.Pod
+		set          manifest.Objects
 		problems     []error
 		fingerprints []string
 	)
-	lastGood := map[string]goodPod{}
-	byName := map[string]string{}   // namespace/name → item
-	byUID := map[types.UID]string{} // UID → item
+	multi := len(docs) > 1
+	lastGood := map[string]manifest.Object{}
+	byKey := map[string]string{}    // kind and namespace/name → item
+	byUID := map[types.UID]string{} // pod UID → item
 	// logged collects this round's messages; each is logged only if the
 	// previous round did not have it.
 	logged := map[string]bool{}
@@ -127,47 +117,50 @@ func (p *poller) apply(items []manifest.ListItem) {
 		return !p.logged[msg]
 	}
 
-	for _, it := range items {
-		label := itemLabel(it.Field)
-		pod, warnings, err := p.load(it)
-		for _, w := range warnings {
+	for i := range docs {
+		d := &docs[i]
+		label := itemLabel(d, multi)
+		for _, w := range p.load(d, multi) {
 			if isNew(w) {
 				p.log.Warn("manifest field ignored", zap.String("url", p.url), zap.String("warning", w))
 			}
 		}
-		var good goodPod
+		var good manifest.Object
 		var key string
-		if err == nil {
-			key = pod.Namespace + "/" + pod.Name
-			good = goodPod{pod: pod, fingerprint: fingerprint(pod)}
+		if d.Err == nil {
+			good = manifest.NewObject(*d)
+			key = good.Key()
 		} else {
-			problems = append(problems, err)
-			if it.Name != "" {
-				ns := it.Namespace
+			problems = append(problems, d.Err)
+			if d.Name != "" {
+				ns := d.Namespace
 				if ns == "" {
 					ns = manifest.DefaultNamespace
 				}
-				key = ns + "/" + it.Name
+				key = manifest.ObjectKey(d.Kind, ns+"/"+d.Name)
 			}
 			var ok bool
 			good, ok = p.lastGood[key]
 			switch {
-			case ok && isNew(err.Error()):
-				p.log.Error("manifest item rejected; its pod keeps its last good spec", zap.Error(err),
-					zap.String("pod", key), zap.String("uid", string(good.pod.UID)))
-			case !ok && isNew(err.Error()):
-				p.log.Error("manifest item rejected", zap.Error(err))
+			case ok && good.Pod != nil && isNew(d.Err.Error()):
+				p.log.Error("manifest item rejected; its pod keeps its last good spec", zap.Error(d.Err),
+					zap.String("pod", good.Name()), zap.String("uid", string(good.Pod.UID)))
+			case ok && isNew(d.Err.Error()):
+				p.log.Error("manifest item rejected; it keeps its last good version", zap.Error(d.Err),
+					zap.String("object", good.What()))
+			case !ok && isNew(d.Err.Error()):
+				p.log.Error("manifest item rejected", zap.Error(d.Err))
 			}
 			if !ok {
 				continue
 			}
 		}
 
-		winner, clash := byName[key]
-		what := "pod " + key
-		if !clash {
-			if winner, clash = byUID[good.pod.UID]; clash {
-				what = "pod UID " + string(good.pod.UID)
+		winner, clash := byKey[key]
+		what := good.What()
+		if !clash && good.Pod != nil {
+			if winner, clash = byUID[good.Pod.UID]; clash {
+				what = "pod UID " + string(good.Pod.UID)
 			}
 		}
 		if clash {
@@ -175,14 +168,17 @@ func (p *poller) apply(items []manifest.ListItem) {
 				"%s: %s is also defined by %s, which comes first and wins; this item is ignored", label, what, winner)}
 			problems = append(problems, err)
 			if isNew(err.Error()) {
-				p.log.Warn("two manifest items define the same pod", zap.Error(err))
+				p.log.Warn("two manifest items define the same "+strings.ToLower(good.Kind()), zap.Error(err))
 			}
 			continue
 		}
-		byName[key], byUID[good.pod.UID] = label, label
+		byKey[key] = label
+		if good.Pod != nil {
+			byUID[good.Pod.UID] = label
+		}
 		lastGood[key] = good
-		pods = append(pods, good.pod)
-		fingerprints = append(fingerprints, good.fingerprint)
+		set.Add(good)
+		fingerprints = append(fingerprints, good.Fingerprint)
 	}
 	// The key ignores the pods' order: the update is a set.
 	slices.Sort(fingerprints)
@@ -194,24 +190,31 @@ func (p *poller) apply(items []manifest.ListItem) {
 	for _, e := range problems {
 		k.WriteString(e.Error() + "\n")
 	}
-	p.lastGood, p.pods, p.problems, p.key, p.logged = lastGood, pods, problems, k.String(), logged
+	p.lastGood, p.set, p.problems, p.key, p.logged = lastGood, set, problems, k.String(), logged
 }
 
-// load defaults and validates a decoded item and gives it its UID and
-// annotations. Its errors are *manifest.FileError naming the URL and the
-// item's fields.
-func (p *poller) load(it manifest.ListItem) (*v1.Pod, []string, error) {
-	if it.Err != nil {
-		return nil, nil, it.Err
+// load defaults and validates a decoded document: a ConfigMap or Secret
+// as every source does (manifest.Document.LoadConfigData), a pod given
+// its UID and annotations. A refused one gets Err, a *manifest.FileError
+// naming the URL, the document and the fields. It returns the warnings.
+func (p *poller) load(d *manifest.Document, multi bool) []string {
+	if d.Err != nil || d.LoadConfigData(p.url, multi, AnnotationSourceURL, p.url) {
+		return nil
 	}
-	pod := it.Pod // decoded for this response: ours to change
+	pod := d.Pod // decoded for this response: ours to change
 	manifest.SetDefaults(pod)
-	warnings, err := manifest.ValidateAtWith(pod, it.Field, p.validate)
+	warnings, err := manifest.ValidateAtWith(pod, d.Item, p.validate)
+	if d.Item == nil {
+		for i, w := range warnings {
+			warnings[i] = d.Label(multi) + w
+		}
+	}
 	if err != nil {
-		return nil, warnings, &manifest.FileError{Path: p.url, Err: err}
+		d.Refuse(p.url, multi, err)
+		return warnings
 	}
 	// The namespace/name is part of the "path", so a pod's UID does not
-	// depend on its place in the list, nor on whether it comes alone.
+	// depend on its place in the body, nor on whether it comes alone.
 	pod.UID = manifest.StaticPodUID(p.node, p.url+"#"+pod.Namespace+"/"+pod.Name, pod)
 	if pod.Annotations == nil {
 		pod.Annotations = make(map[string]string, 3)
@@ -219,21 +222,15 @@ func (p *poller) load(it manifest.ListItem) (*v1.Pod, []string, error) {
 	pod.Annotations[manifest.AnnotationConfigSource] = ConfigSourceHTTP
 	pod.Annotations[manifest.AnnotationConfigHash] = string(pod.UID)
 	pod.Annotations[AnnotationSourceURL] = p.url
-	return pod, warnings, nil
+	return warnings
 }
 
-// itemLabel names an item in messages: its path in the PodList, or "pod"
-// for a document that is a single Pod.
-func itemLabel(f *field.Path) string {
-	if f == nil {
-		return "pod"
+// itemLabel names a document in messages: its path in a PodList or List,
+// "document 2 (line 14)" in a body of several, or "pod" for a body that
+// is a single Pod.
+func itemLabel(d *manifest.Document, multi bool) string {
+	if l := d.Label(multi); l != "" {
+		return strings.TrimSuffix(l, ": ")
 	}
-	return f.String()
-}
-
-// fingerprint identifies a pod's UID and whole content.
-func fingerprint(pod *v1.Pod) string {
-	data, _ := json.Marshal(pod) // a v1.Pod always marshals
-	sum := sha256.Sum256(data)
-	return string(pod.UID) + "/" + hex.EncodeToString(sum[:])
+	return "pod"
 }

@@ -218,7 +218,7 @@ func TestPollerFailures(t *testing.T) {
 	}
 	// A malformed body is a failure too, named with the URL once.
 	u, send := p.handle([]byte("kind: Deployment\napiVersion: apps/v1\n"), nil)
-	if !send || u.Err == nil || u.Err.Error() != "manifest URL "+testURL+`: [kind: Unsupported value: "Deployment": supported values: "Pod", "PodList", apiVersion: Unsupported value: "apps/v1": supported values: "v1"]` {
+	if !send || u.Err == nil || u.Err.Error() != "manifest URL "+testURL+`: [kind: Unsupported value: "Deployment": supported values: "Pod", "PodList", "List", "ConfigMap", "Secret", apiVersion: Unsupported value: "apps/v1": supported values: "v1"]` {
 		t.Errorf("wrong kind: sent %v, %s", send, describe(u))
 	}
 	if n := logs.FilterMessage("manifest URL poll failed; keeping the last set of pods").Len(); n != 3 {

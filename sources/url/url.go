@@ -1,11 +1,17 @@
 // Package url is the manifest URL source: it polls an http or https URL
 // for a v1.Pod or a v1.PodList (YAML or JSON), as the kubelet's
-// --manifest-url.
+// --manifest-url, and also for ConfigMaps and Secrets.
 //
 // The URL is fetched with GET at once and then every period (20 s by
 // default), with the configured headers. The body is decoded as strictly
-// as a manifest file (see manifest.DecodeList): a single Pod, or a PodList
-// whose items are pods. Each pod is defaulted and validated like a file
+// as a manifest file (see manifest.DecodeObjects): a single Pod, a PodList
+// whose items are pods, a List whose items are Pods, ConfigMaps and
+// Secrets, or YAML documents ("---") each a Pod, ConfigMap or Secret.
+// ConfigMaps and Secrets are read as in a manifest directory
+// (manifest.Document.LoadConfigData), annotated io.actorlet/source-url,
+// and follow the same rules as pods below (a bad one keeps its last good
+// version; the first of two definitions wins); no Secret value is logged.
+// Each pod is defaulted and validated like a file
 // pod, and gets the same kind of UID: its metadata.uid when set, else a
 // hash of the node name, the URL (without credentials) with the pod's
 // namespace/name, and the pod's canonical form; so an unchanged response

@@ -166,7 +166,7 @@ func TestRunFailureKeepsLastSet(t *testing.T) {
 		{"malformed", response{body: `{"apiVersion": "v1", "kind": "Pod", `}, nil, ": invalid manifest: want one Pod or PodList object: unexpected end of JSON input"},
 		{"html", response{body: "<html>502 Bad Gateway</html>"}, nil, ": invalid manifest: want one Pod or PodList object"},
 		{"empty", response{body: ""}, nil, ": empty manifest: want one Pod or PodList"},
-		{"wrong kind", response{body: "apiVersion: v1\nkind: ConfigMap\n"}, nil, `: kind: Unsupported value: "ConfigMap"`},
+		{"wrong kind", response{body: "apiVersion: v1\nkind: Deployment\n"}, nil, `: kind: Unsupported value: "Deployment"`},
 		{"unknown list field", response{body: `{"apiVersion": "v1", "kind": "PodList", "itemz": []}`}, nil, `: unknown field "itemz"`},
 		{"too large", response{body: strings.Repeat("#", 1001)}, []Option{withMaxBody(1000)}, ": body is over the 1000-byte limit"},
 		{"timeout", response{hang: true}, []Option{WithHTTPClient(&http.Client{Timeout: 20 * time.Millisecond})}, ": GET: context deadline exceeded"},
