@@ -21,11 +21,11 @@
 // as in Name).
 //
 // A poll fails on a connection error, a timeout, a status other than 2xx,
-// a body over 10 MiB, or a body that is not one Pod or PodList (malformed,
-// empty, another kind): the update carries Err, naming the URL and the
-// cause, and is sent once per distinct error; the node keeps the last set
-// of pods (a failure never empties it), and the failure is counted in
-// Stats. One bad pod in a good response is a Problem naming the URL and
+// a body over 10 MiB (1 MiB for YAML documents, as a manifest file), or a
+// body that is none of those (malformed, empty, another kind): the update
+// carries Err, naming the URL and the cause, and is sent once per
+// distinct error; the node keeps the last set of pods (a failure never
+// empties it), and the failure is counted in Stats. One bad pod in a good response is a Problem naming the URL and
 // the item (e.g. items[2].spec.containers[0].image: Required value): the
 // other pods apply, and a pod that was good before under the same
 // namespace/name keeps its last good spec until the item is fixed or

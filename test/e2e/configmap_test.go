@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/docker/docker/api/types/container"
+
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
@@ -93,15 +95,7 @@ func TestConfigMapAndSecret(t *testing.T) {
 	api := lcAPIOf(t, a)
 	cs := e.waitPodRunning(a, "cm", "app")
 	app := cs.running("app")[0]
-	in, found := e.inspect(app.ID)
-	if !found {
-		t.Fatalf("app container %s gone", short(app.ID))
-	}
-	for _, want := range []string{"PASSWORD=" + e2eSecretValue, "CFG_url=http://one"} {
-		if !slices.Contains(in.Config.Env, want) {
-			t.Errorf("app env lacks %s", strings.SplitN(want, "=", 2)[0])
-		}
-	}
+	in := wantCMEnv(t, e, app.ID)
 	var cfgSource, credsSource string
 	for _, m := range in.Mounts {
 		switch m.Destination {
@@ -180,6 +174,22 @@ func TestConfigMapAndSecret(t *testing.T) {
 	if strings.Contains(a.out.String(), e2eSecretValue) {
 		t.Error("the agent's log shows the secret's value")
 	}
+}
+
+// wantCMEnv inspects cmManifest's app container id and checks its env
+// from the Secret and from the ConfigMap at "http://one".
+func wantCMEnv(t *testing.T, e *env, id string) container.InspectResponse {
+	t.Helper()
+	in, found := e.inspect(id)
+	if !found {
+		t.Fatalf("app container %s gone", short(id))
+	}
+	for _, want := range []string{"PASSWORD=" + e2eSecretValue, "CFG_url=http://one"} {
+		if !slices.Contains(in.Config.Env, want) {
+			t.Errorf("app env lacks %s", strings.SplitN(want, "=", 2)[0])
+		}
+	}
+	return in
 }
 
 // inContainer reports whether path exists in container id.
