@@ -13,13 +13,18 @@ import (
 	"github.com/actorlet/actorlet/test/support/testimages"
 )
 
-// restartStagger separates the starts of the fresh containers: longer
-// than a container's life (1 s) and its restart, so that restarts are
-// timed one at a time, not queued behind each other's creates in dockerd.
+// restartStagger separates the starts of the fresh containers, so that
+// few restart at once and restarts are not queued behind each other's
+// creates in dockerd.
 const restartStagger = 1500 * time.Millisecond
 
+// restartLife is how long each container of the restart benchmark runs
+// before it exits by itself: long enough for a standby to be created
+// behind it on a loaded machine (a create takes 0.3–1 s there).
+const restartLife = "3s"
+
 // RestartActorlet runs n fresh pods whose one container exits by itself
-// 1 s after it starts, on a node configured by nc with CrashLoopBackOff 0
+// restartLife after it starts, on a node configured by nc with CrashLoopBackOff 0
 // (initial and max), events on, and returns for each the time from the
 // die event of its first container to the start event of its replacement
 // (Docker's event timestamps), and from the first container's
@@ -106,7 +111,7 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 		return out, nil
 	}
 	for i := range n {
-		ps = append(ps, WorkloadPod(fmt.Sprintf("restart-%d", i), map[string]string{"TW_EXIT_AFTER": "1s"}))
+		ps = append(ps, WorkloadPod(fmt.Sprintf("restart-%d", i), map[string]string{"TW_EXIT_AFTER": restartLife}))
 		if err := node.SetPods(ps); err != nil {
 			return RestartTimes{}, 0, err
 		}
@@ -181,8 +186,8 @@ func (e *Env) exitToStart(oldID, newID string) time.Duration {
 // issue asks for at least 20 fresh containers).
 const MinRestarts = 20
 
-// RestartDocker runs n fresh containers of the same workload (exits 1 s
-// after it starts) with Docker's restart policy "always" (no actorlet),
+// RestartDocker runs n fresh containers of the same workload (exits
+// restartLife after it starts) with Docker's restart policy "always" (no actorlet),
 // and returns for each the time from its first die event to its next start
 // event, and from its first State.FinishedAt to its second
 // State.StartedAt (inspected as soon as the second start event is seen,
@@ -259,7 +264,7 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 	for i := range n {
 		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
 			Image:  testimages.TestWorkloadTag,
-			Env:    []string{"TW_EXIT_AFTER=1s"},
+			Env:    []string{"TW_EXIT_AFTER=" + restartLife},
 			Labels: map[string]string{BenchLabel: e.RunID},
 		}, &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways}}, nil, nil,
 			fmt.Sprintf("bench-restart-%s-%d", e.RunID, i))
@@ -296,7 +301,7 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 
 // dockerRuns are the first run's State.FinishedAt and the second run's
 // State.StartedAt of a container Docker restarts; bad: one was missed
-// (Docker keeps only the latest of each, and a run lasts 1 s).
+// (Docker keeps only the latest of each, and a run lasts restartLife).
 type dockerRuns struct {
 	fin, started time.Time
 	bad, removed bool
