@@ -7,29 +7,14 @@
 # Output: /tmp/f14o/out/{pods.json,admission.log}; everything else is torn down at the end.
 set -uo pipefail
 HERE=$(cd $(dirname $0) && pwd)
+REPO_ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${1:-/tmp/f17/kubelet-build/kubelet}
 B=/tmp/f14o; D=$B/kcri; K=$B/kstatic; SOCK=$D/containerd.sock; OUT=$B/out
 IMG=actorlet/pause:0.1.0
 mkdir -p $D/{root,state,cni/net.d,cni/bin,opt,logs} $K/{manifests,root,logs} $OUT
-cat > $D/config.toml <<TOML
-version = 2
-root  = "$D/root"
-state = "$D/state"
-[grpc]
-  address = "$SOCK"
-[ttrpc]
-  address = "$D/containerd.sock.ttrpc"
-[debug]
-  address = "$D/debug.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "docker.io/$IMG"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir  = "$D/cni/bin"
-    conf_dir = "$D/cni/net.d"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$D/opt"
-TOML
+# the config of test/support/containerdtest (one template for Go and the scripts)
+sed -e "s#{{DIR}}#$D#g" -e "s#{{SANDBOX}}#docker.io/$IMG#g" \
+  "$REPO_ROOT/test/support/containerdtest/config.toml.tmpl" > $D/config.toml
 containerd --config $D/config.toml > $D/logs/containerd.log 2>&1 &
 echo $! > $D/containerd.pid
 for i in $(seq 50); do ctr -a $SOCK version >/dev/null 2>&1 && break; sleep 0.2; done

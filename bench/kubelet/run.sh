@@ -15,6 +15,7 @@
 # private containerd uses the k8s.io cgroup parents.
 set -euo pipefail
 H=$(cd "$(dirname "$0")" && pwd)
+REPO_ROOT=$(cd "$H/../.." && pwd)
 ROOT=$(cd "$H/../.." && pwd)
 export CMP_DIR=${CMP_DIR:-/tmp/actorlet-conformance}
 D=$CMP_DIR
@@ -37,25 +38,9 @@ make -C "$ROOT" build images >/dev/null
 
 containerd_up() {
   mkdir -p $D/containerd/{root,state,cni/net.d,cni/bin,opt}
-  cat > $D/containerd/config.toml <<TOML
-version = 2
-root  = "$D/containerd/root"
-state = "$D/containerd/state"
-[grpc]
-  address = "$SOCK"
-[ttrpc]
-  address = "$SOCK.ttrpc"
-[debug]
-  address = "$D/containerd/debug.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "docker.io/actorlet/pause:0.1.0"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir  = "$D/containerd/cni/bin"
-    conf_dir = "$D/containerd/cni/net.d"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$D/containerd/opt"
-TOML
+  # the config of test/support/containerdtest (one template for Go and the scripts)
+  sed -e "s#{{DIR}}#$D/containerd#g" -e "s#{{SANDBOX}}#docker.io/actorlet/pause:0.1.0#g" \
+    "$REPO_ROOT/test/support/containerdtest/config.toml.tmpl" > $D/containerd/config.toml
   containerd --config $D/containerd/config.toml > $D/containerd/containerd.log 2>&1 &
   echo $! > $D/containerd/containerd.pid
   for i in $(seq 100); do ctr -a $SOCK version >/dev/null 2>&1 && break; sleep 0.2; done

@@ -17,6 +17,7 @@ package containerdtest
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -60,24 +61,11 @@ const (
 // and restrict_oom_score_adj (root on CI may lack CAP_SYS_RESOURCE, and the
 // sandbox's default oom_score_adj of -998 then fails its start) differ from
 // containerd's defaults. The CNI directories are empty: no pod network.
-const config = `version = 2
-root = "{{DIR}}/root"
-state = "{{DIR}}/state"
-[grpc]
-  address = "{{DIR}}/containerd.sock"
-[ttrpc]
-  address = "{{DIR}}/containerd.sock.ttrpc"
-[debug]
-  address = "{{DIR}}/debug.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "{{SANDBOX}}"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "{{DIR}}/cni/bin"
-    conf_dir = "{{DIR}}/cni/net.d"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "{{DIR}}/opt"
-`
+// The template is a file of its own so that the shell harnesses under
+// bench/kubelet make their containerd from the same lines (with sed).
+//
+//go:embed config.toml.tmpl
+var config string
 
 // Start starts a private containerd under a new temporary directory and
 // waits until its CRI service answers. Stop it with Stop.
