@@ -320,8 +320,10 @@ func (r *Runtime) EventsSupported(ctx context.Context, probe time.Duration) (boo
 		return true, nil
 	case status.Code(err) == codes.Unimplemented:
 		return false, nil
-	case pctx.Err() != nil && ctx.Err() == nil:
-		return true, nil // open and quiet
+	case (pctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) && ctx.Err() == nil:
+		// Open and quiet for the probe. (gRPC can end the stream with
+		// DeadlineExceeded a moment before pctx itself reports it.)
+		return true, nil
 	default:
 		return false, wrap(ctx, err, "CRI runtime %s: container events", r.opts.Endpoint)
 	}
