@@ -1,15 +1,9 @@
 package cri_test
 
 import (
-	"context"
-	"io"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/cri"
 	"github.com/actorlet/actorlet/runtimeadapter/runtimetest"
 	"github.com/actorlet/actorlet/test/support/containerdtest"
@@ -40,58 +34,13 @@ func TestConformance(t *testing.T) {
 	runtimetest.Run(t, runtimetest.Harness{New: newConformanceInstance})
 }
 
-const workloadStarted = "testworkload: started"
-
 func newConformanceInstance(t *testing.T) runtimetest.Instance {
 	rt, cd := newRuntime(t)
 	node := testimages.NodeName("t-cri")
 	cd.CleanupNode(t, node)
 	cd.CleanupNode(t, node+"-other")
-	return runtimetest.Instance{
-		Runtime:     rt,
-		Node:        node,
-		Image:       testimages.TestWorkloadTag,
-		AbsentImage: "127.0.0.1:1/actorlet/conformance-absent:1",
-		Workload: func(spec *runtimeadapter.ContainerSpec, w runtimetest.Workload) {
-			spec.Image = testimages.TestWorkloadTag
-			switch {
-			case w.CannotStart:
-				spec.Entrypoint = []string{"/does-not-exist"}
-			case w.Exits:
-				spec.Cmd = []string{"--exit-code", strconv.Itoa(w.ExitCode), "--exit-after", w.ExitAfter.String()}
-			case w.IgnoreSIGTERM:
-				spec.Cmd = []string{"--ignore-sigterm"}
-			}
-		},
-		Exec: func(c runtimetest.Command) ([]string, string) {
-			if c.Hang {
-				return []string{"/testworkload", "--log-every", "1h"}, ""
-			}
-			code := strconv.Itoa(c.ExitCode)
-			return []string{"/testworkload", "--exit-code", code, "--exit-after", "1ms"}, "testworkload: exiting " + code
-		},
-		Ready: func(ctx context.Context, t *testing.T, id string) {
-			t.Helper()
-			deadline := time.Now().Add(30 * time.Second)
-			for delay := 10 * time.Millisecond; !logsContain(ctx, rt, id, workloadStarted); delay = min(2*delay, 100*time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("container %s did not print %q", id, workloadStarted)
-				}
-				time.Sleep(delay)
-			}
-		},
-		LogLine:                  workloadStarted,
-		NoPodNetwork:             true,
-		SandboxesRunUntilStopped: true,
-	}
-}
-
-func logsContain(ctx context.Context, rt *cri.Runtime, id, s string) bool {
-	rc, err := rt.Logs(ctx, id, runtimeadapter.LogOptions{})
-	if err != nil {
-		return false
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	return err == nil && strings.Contains(string(b), s)
+	inst := testimages.Conformance(rt, node)
+	inst.NoPodNetwork = true
+	inst.SandboxesRunUntilStopped = true
+	return inst
 }

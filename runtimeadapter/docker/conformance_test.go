@@ -1,12 +1,7 @@
 package docker_test
 
 import (
-	"context"
-	"io"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/docker"
@@ -32,58 +27,10 @@ func TestConformance(t *testing.T) {
 	runtimetest.Run(t, runtimetest.Harness{New: newConformanceInstance})
 }
 
-// workloadStarted is what the test workload prints once it traps SIGTERM.
-const workloadStarted = "testworkload: started"
-
 func newConformanceInstance(t *testing.T) runtimetest.Instance {
 	rt := testimages.EnsureTestImages(t)
 	node := testimages.NodeName("t-conf")
 	testimages.CleanupNode(t, rt, node)
 	testimages.CleanupNode(t, rt, node+"-other")
-	return runtimetest.Instance{
-		Runtime:     rt,
-		Node:        node,
-		Image:       testimages.TestWorkloadTag,
-		AbsentImage: "127.0.0.1:1/actorlet/conformance-absent:1",
-		Workload: func(spec *runtimeadapter.ContainerSpec, w runtimetest.Workload) {
-			spec.Image = testimages.TestWorkloadTag
-			switch {
-			case w.CannotStart:
-				spec.Entrypoint = []string{"/does-not-exist"}
-			case w.Exits:
-				spec.Cmd = []string{"--exit-code", strconv.Itoa(w.ExitCode), "--exit-after", w.ExitAfter.String()}
-			case w.IgnoreSIGTERM:
-				spec.Cmd = []string{"--ignore-sigterm"}
-			}
-		},
-		Exec: func(c runtimetest.Command) ([]string, string) {
-			if c.Hang {
-				return []string{"/testworkload", "--log-every", "1h"}, ""
-			}
-			code := strconv.Itoa(c.ExitCode)
-			return []string{"/testworkload", "--exit-code", code, "--exit-after", "1ms"}, "testworkload: exiting " + code
-		},
-		Ready: func(ctx context.Context, t *testing.T, id string) {
-			t.Helper()
-			deadline := time.Now().Add(30 * time.Second)
-			for delay := 10 * time.Millisecond; !logsContain(ctx, rt, id, workloadStarted); delay = min(2*delay, 100*time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("container %s did not print %q", id, workloadStarted)
-				}
-				time.Sleep(delay)
-			}
-		},
-		LogLine: workloadStarted,
-	}
-}
-
-// logsContain reports whether the logs of container id contain s so far.
-func logsContain(ctx context.Context, rt *docker.Runtime, id, s string) bool {
-	rc, err := rt.Logs(ctx, id, runtimeadapter.LogOptions{})
-	if err != nil {
-		return false
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	return err == nil && strings.Contains(string(b), s)
+	return testimages.Conformance(rt, node)
 }
