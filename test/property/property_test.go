@@ -215,7 +215,8 @@ func runCase(t *rapid.T, rootDir string) {
 		t: t, rt: fake.New(fake.AutoImages(true)), sys: quietSystem(), rootDir: rootDir,
 		pods: map[string]*v1.Pod{}, untouchable: map[string]string{},
 	}
-	t.Cleanup(w.teardown) // also after a failure: the bubble must drain
+	w.standby = rapid.Bool().Draw(t, "standby") // --standby-containers on or off
+	t.Cleanup(w.teardown)                       // also after a failure: the bubble must drain
 	current.Store(w)
 	for _, name := range containerNames {
 		w.rt.ScriptContainer(name, drawBehavior(t, name))
@@ -239,6 +240,7 @@ type world struct {
 	sys     *actor.ActorSystem
 	pid     *actor.PID
 	rootDir string
+	standby bool // the node keeps standby containers (--standby-containers)
 
 	pods       map[string]*v1.Pod // host pods as last accepted, by name
 	hostSynced bool               // SetHostPods was sent at least once
@@ -312,7 +314,7 @@ func quietSystem() *actor.ActorSystem {
 }
 
 func (w *world) spawn() {
-	pid, err := node.Spawn(w.sys.Root, node.Options{NodeName: nodeName, Runtime: guarded{w.rt, w}, HostSource: true, RootDir: w.rootDir})
+	pid, err := node.Spawn(w.sys.Root, node.Options{NodeName: nodeName, Runtime: guarded{w.rt, w}, HostSource: true, RootDir: w.rootDir, StandbyContainers: w.standby})
 	if err != nil {
 		w.t.Fatalf("spawn node: %v", err)
 	}
