@@ -9,7 +9,8 @@
 # Environment: CMP_DIR (work directory, default /tmp/actorlet-conformance),
 #   KUBELET (binary; default CMP_DIR/kubelet-build/kubelet, built if absent),
 #   CRICTL (default: crictl on PATH, else installed into CMP_DIR/bin),
-#   CMP_START1 CMP_START20 CMP_RESTART CMP_CRASH_PODS CMP_RESTARTS CMP_IDLE (sample counts).
+#   CMP_START1 CMP_START20 CMP_RESTART CMP_CRASH_PODS CMP_RESTARTS CMP_IDLE (sample counts),
+#   ACTORLET_ARGS (more flags for actorlet run, e.g. --log-level debug: each CRI call timed in its log).
 # Needs root, Docker (the images come from it), Debian's containerd and runc.
 # Never touches Docker's containerd; run it on a machine where no other
 # private containerd uses the k8s.io cgroup parents.
@@ -126,7 +127,7 @@ containerd_up
 for a in $AGENTS; do
   case $a in
   kubelet) kubelet_up; measure kubelet; stop_pid $D/kubelet/kubelet.pid ;;
-  actorlet) actorlet_up; measure actorlet; stop_pid $D/actorlet/actorlet.pid ;;
+  actorlet) actorlet_up ${ACTORLET_ARGS:-}; measure actorlet; stop_pid $D/actorlet/actorlet.pid ;;
   *) echo "unknown agent $a" >&2; exit 2 ;;
   esac
   remove_pods

@@ -48,7 +48,7 @@ func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec)
 	}
 	unlock := r.lockName(spec.Name)
 	defer unlock()
-	id, _, err := r.findByName(ctx, spec.Name)
+	id, _, err := r.findByName(ctx, spec.Name, spec.Labels[runtimeadapter.LabelPodUID])
 	if err != nil {
 		return "", err
 	}

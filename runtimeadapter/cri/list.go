@@ -204,7 +204,7 @@ func (r *Runtime) resolve(ctx context.Context, ref string) (object, error) {
 	if !isNotFound(err) {
 		return object{}, wrap(ctx, err, "container %s", ref)
 	}
-	id, isSandbox, err := r.findByName(ctx, ref)
+	id, isSandbox, err := r.findByName(ctx, ref, "")
 	if err != nil {
 		return object{}, err
 	}
@@ -234,10 +234,18 @@ func isNotFound(err error) bool {
 }
 
 // findByName returns the ID of the container or sandbox called name ("" if
-// none), looking at every one on the runtime: names are unique across
-// both, as Docker's.
-func (r *Runtime) findByName(ctx context.Context, name string) (string, bool, error) {
-	cs, err := r.rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
+// none): names are unique across both, as Docker's. scope is the pod UID
+// label of what is being created, when it has one: the runtime then lists
+// only that pod's containers and sandboxes (actorlet's deterministic names
+// carry the pod, so a name of one pod is never another's), not every one
+// on the runtime. "" looks at every one (a reference given by name; a
+// spec without a pod).
+func (r *Runtime) findByName(ctx context.Context, name, scope string) (string, bool, error) {
+	var sel map[string]string
+	if scope != "" {
+		sel = map[string]string{runtimeadapter.LabelPodUID: scope}
+	}
+	cs, err := r.rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: sel}})
 	if err != nil {
 		return "", false, wrap(ctx, err, "container %s: list containers", name)
 	}
@@ -246,7 +254,7 @@ func (r *Runtime) findByName(ctx context.Context, name string) (string, bool, er
 			return c.GetId(), false, nil
 		}
 	}
-	sbs, err := r.rs.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	sbs, err := r.rs.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: sel}})
 	if err != nil {
 		return "", false, wrap(ctx, err, "container %s: list sandboxes", name)
 	}

@@ -21,9 +21,12 @@
 //     suite for one) gets a sandbox of its own on the host's network,
 //     hidden from List and removed with it;
 //   - names are the ContainerSpec's deterministic names, kept as the CRI
-//     metadata name, and unique on the runtime as Docker's: Create of a
-//     name in use returns a runtimeadapter.NameConflictError with the
-//     existing ID, so a created, never started container is adopted;
+//     metadata name, and unique as Docker's: Create of a name in use
+//     returns a runtimeadapter.NameConflictError with the existing ID, so
+//     a created, never started container is adopted. Create checks the
+//     name among the containers and sandboxes of the spec's pod (its pod
+//     UID label, a filter the runtime applies; actorlet's names carry the
+//     pod), among all of them only for a spec without a pod;
 //   - labels are the CRI labels (the node, pod and container labels of
 //     runtimeadapter.Meta); the spec's image is kept in an annotation so
 //     List and Inspect report the reference actorlet asked for;
@@ -176,15 +179,20 @@ func New(opts Options) (*Runtime, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = filepath.Join(filepath.Dir(opts.LogRoot), "cri-state")
 	}
-	conn, err := grpc.NewClient(target,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)))
-	if err != nil {
-		return nil, fmt.Errorf("cri: endpoint %s: %w", opts.Endpoint, err)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
+	}
+	dialOpts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
+	}
+	if log.Core().Enabled(zap.DebugLevel) {
+		dialOpts = append(dialOpts, grpc.WithChainUnaryInterceptor(traceCalls(log)))
+	}
+	conn, err := grpc.NewClient(target, dialOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("cri: endpoint %s: %w", opts.Endpoint, err)
 	}
 	var exits *taskevents.Follower
 	if opts.Containerd != "" {
@@ -205,6 +213,18 @@ func New(opts Options) (*Runtime, error) {
 		statuses:    map[string]cached{},
 		sandboxDone: map[string]time.Time{},
 	}, nil
+}
+
+// traceCalls logs each unary CRI call at debug level: its method, how
+// long it took and its error (--log-level debug; not installed otherwise).
+func traceCalls(log *zap.Logger) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		from := time.Now()
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		log.Debug("cri call", zap.String("method", method[strings.LastIndexByte(method, '/')+1:]),
+			zap.Duration("took", time.Since(from)), zap.Error(err))
+		return err
+	}
 }
 
 // Target turns a --container-runtime-endpoint into a gRPC target:
