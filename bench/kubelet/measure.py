@@ -80,12 +80,21 @@ class Runtime:
             out.append(r)
         return out
 
+# CMP_SECCOMP=RuntimeDefault (or Unconfined) gives every pod that
+# securityContext.seccompProfile, so both agents run the same profile: left
+# unset, the kubelet runs containers Unconfined (its default without
+# seccompDefault) and actorlet with the runtime's default profile.
+SECCOMP = os.environ.get("CMP_SECCOMP", "")
+
 def manifest(name, args, restart="Always"):
+    spec = {"hostNetwork": True, "restartPolicy": restart, "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "c", "image": IMG, "imagePullPolicy": "Never", "args": args}]}
+    if SECCOMP:
+        spec["securityContext"] = {"seccompProfile": {"type": SECCOMP}}
     return json.dumps({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "labels": {"cmp": "1"}},
-        "spec": {"hostNetwork": True, "restartPolicy": restart, "terminationGracePeriodSeconds": 1,
-                 "containers": [{"name": "c", "image": IMG, "imagePullPolicy": "Never", "args": args}]},
+        "spec": spec,
     }, indent=1)
 
 def write(backend, name, args, restart="Always"):
@@ -179,7 +188,8 @@ def start(backend, pods, rounds):
                     starts[r["pod"]] = r["started"]
         if len(starts) == pods:
             lat = sorted(s - t0 for s in starts.values())
-            out(backend, f"start{pods}", dict(round=rnd, all_running_s=round(lat[-1], 3), first_s=round(lat[0], 3), median_pod_s=med(lat)))
+            out(backend, f"start{pods}", dict(round=rnd, all_running_s=round(lat[-1], 3), first_s=round(lat[0], 3), median_pod_s=med(lat),
+                                              load1=round(os.getloadavg()[0], 1)))
         else:
             out(backend, f"start{pods}", dict(round=rnd, error=f"{len(starts)}/{pods} started in 120 s"))
         remove(backend, prefix)

@@ -9,7 +9,8 @@
 # Environment: CMP_DIR (work directory, default /tmp/actorlet-conformance),
 #   KUBELET (binary; default CMP_DIR/kubelet-build/kubelet, built if absent),
 #   CRICTL (default: crictl on PATH, else installed into CMP_DIR/bin),
-#   CMP_START1 CMP_START20 CMP_RESTART CMP_CRASH_PODS CMP_RESTARTS CMP_IDLE (sample counts),
+#   CMP_START1 CMP_START20 CMP_RESTART CMP_CRASH_PODS CMP_RESTARTS CMP_IDLE (sample counts; 0 skips a row),
+#   CMP_SECCOMP (RuntimeDefault or Unconfined: every pod's seccompProfile, see measure.py),
 #   ACTORLET_ARGS (more flags for actorlet run, e.g. --log-level debug: each CRI call timed in its log).
 # Needs root, Docker (the images come from it), Debian's containerd and runc.
 # Never touches Docker's containerd; run it on a machine where no other
@@ -94,6 +95,7 @@ teardown() { # also before a run: what a killed run left (best effort: nothing h
   # the kubelet bind-mounts its --root-dir onto itself; the shims mount rootfs and shm
   grep -E " $D[/ ]" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l
   mkdir -p $D/results
+  [ -f $D/containerd/containerd.log ] && cp $D/containerd/containerd.log $D/results/
   for a in kubelet actorlet; do [ -d $D/$a/logs ] && cp -r $D/$a/logs $D/results/$a-logs; done
   rm -rf $D/containerd $D/kubelet $D/actorlet
   for s in /sys/fs/cgroup/*/k8s.io; do [ -d $s ] && rmdir $s 2>/dev/null; done
@@ -113,14 +115,16 @@ rm -rf $D/results
 mkdir -p $D/bin $D/results $D/kubelet/{manifests,root,logs} $D/actorlet/{manifests,root,pod-logs,logs}
 trap teardown EXIT
 
-measure() { # measure AGENT: every row, in the same order for both agents
+measure() { # measure AGENT: every row, in the same order for both agents (a count of 0 skips the row)
   local M="$H/measure.py $1"
   rm -f $D/results/$1-*.jsonl
-  $M start1 ${CMP_START1:-10}
-  $M start20 ${CMP_START20:-3}
-  $M restart ${CMP_RESTART:-10}
-  $M crash ${CMP_CRASH_PODS:-3}
+  echo "$1 start: $(uptime)" | tee -a $D/results/load.txt
+  [ "${CMP_START1:-10}" = 0 ] || $M start1 ${CMP_START1:-10}
+  [ "${CMP_START20:-3}" = 0 ] || $M start20 ${CMP_START20:-3}
+  [ "${CMP_RESTART:-10}" = 0 ] || $M restart ${CMP_RESTART:-10}
+  [ "${CMP_CRASH_PODS:-3}" = 0 ] || $M crash ${CMP_CRASH_PODS:-3}
   for i in $(seq ${CMP_IDLE:-2}); do $M idle 60; done
+  echo "$1 end: $(uptime)" | tee -a $D/results/load.txt
 }
 
 containerd_up
