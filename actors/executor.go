@@ -596,7 +596,15 @@ func (w *worker) start(s podsync.Start) error {
 		}
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
-		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+		debug := w.log.Core().Enabled(zap.DebugLevel)
+		if debug { // the stages of a restart (bench/dockerbench's trace)
+			w.log.Debug("start call", zap.String("id", short(s.AdoptID)), zap.String("reason", s.Reason))
+		}
+		err := w.cfg.Runtime.Start(ctx, s.AdoptID)
+		if debug {
+			w.log.Debug("start returned", zap.String("id", short(s.AdoptID)), zap.Error(err))
+		}
+		if err != nil {
 			if w.aborted() {
 				return nil // the pod was removed or changed: its next plan says what to do
 			}

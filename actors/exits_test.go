@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
@@ -55,6 +58,16 @@ func (e *exitingRuntime) Exits(ctx context.Context, node string) (<-chan runtime
 // time) at once, and restarts the container once.
 func TestContainerdExitReachesPod(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		// The follower delivers the death to the pod actor itself; the
+		// relist actor then does not send it again through the router.
+		var exited atomic.Int32
+		hook := func(uid types.UID, msg any) {
+			if _, ok := msg.(*protocol.ContainerExited); ok && uid == "uid-x" {
+				exited.Add(1)
+			}
+		}
+		podReceiveHook.Store(&hook)
+		defer podReceiveHook.Store(nil)
 		rt := fake.New(fake.AutoImages(true))
 		xr := &exitingRuntime{Runtime: rt, path: "containerd task events at /test.sock, namespace moby", feed: make(chan runtimeadapter.Exit)}
 		h := newHarness(t, rt)
@@ -79,6 +92,9 @@ func TestContainerdExitReachesPod(t *testing.T) {
 		exitedAt := time.Now() // the fake's FinishedAt, as Docker's is containerd's exited_at
 		xr.feed <- runtimeadapter.Exit{ContainerID: app.ID, PodUID: "uid-x", ExitCode: 3, ExitedAt: exitedAt}
 		synctest.Wait() // no virtual time passes
+		if n := exited.Load(); n != 1 {
+			t.Fatalf("the pod actor received the early exit %d times, want once", n)
+		}
 		cs := podStatus(t, h, "web").ContainerStatuses[0]
 		term := cs.LastTerminationState.Terminated
 		if cs.State.Terminated != nil {

@@ -289,6 +289,11 @@ type Exit struct {
 	// the container's FinishedAt.
 	ExitedAt  time.Time
 	OOMKilled bool
+	// Published and Received, when known, date the report's way here:
+	// when the runtime's event was published (containerd's envelope
+	// timestamp: the shim's publish) and when this process read it.
+	// They split detection latency; nothing decides on them.
+	Published, Received time.Time
 }
 
 // ExitSource is implemented by runtimes that can report a container's

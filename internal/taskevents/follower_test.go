@@ -55,6 +55,10 @@ func TestFollowerExits(t *testing.T) {
 		if x.ContainerID != want.ContainerID || x.PodUID != want.PodUID || x.ExitCode != want.ExitCode || !x.ExitedAt.Equal(at) {
 			t.Fatalf("exit = %+v, want %+v", x, want)
 		}
+		// The dates of its way here: the shim's publish, this process's read.
+		if !x.Published.Equal(published) || x.Received.Before(t0) {
+			t.Fatalf("exit published %v, received %v; want %v, and after %v", x.Published, x.Received, published, t0)
+		}
 	case err := <-errs:
 		t.Fatalf("stream ended: %v", err)
 	case <-ctx.Done():
