@@ -401,8 +401,19 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 		}()
 		bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(maxRelistRetry),
 			backoff.WithMaxElapsedTime(0))
+		// The death goes straight to its pod actor from the goroutine
+		// that reads the runtime's stream (sources that take the hook),
+		// else from this one; then to this actor for the relist.
+		deliver := func(x runtimeadapter.Exit) bool {
+			pid, ok := dir.lookup(types.UID(x.PodUID))
+			if ok {
+				sys.Root.Send(pid, earlyExit(x))
+			}
+			return ok
+		}
+		hooked := runtimeadapter.WithExitHook(c, deliver)
 		for c.Err() == nil {
-			exits, errs := xs.Exits(c, node)
+			exits, errs := xs.Exits(hooked, node)
 			var err error
 			select {
 			case err = <-errs: // failed at once
@@ -411,13 +422,8 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 			}
 			for x := range exits {
 				bo.Reset()
-				// Straight to the pod actor (its mailbox is the first
-				// to hear), then to this actor for the relist.
-				pid, ok := dir.lookup(types.UID(x.PodUID))
-				if ok {
-					sys.Root.Send(pid, earlyExit(x))
-				}
-				sys.Root.Send(self, &runtimeExit{x: x, delivered: ok})
+				delivered := x.Handled || deliver(x)
+				sys.Root.Send(self, &runtimeExit{x: x, delivered: delivered})
 			}
 			if err == nil {
 				err = <-errs

@@ -100,7 +100,9 @@ func (f *Follower) Exits(ctx context.Context, node string) (<-chan runtimeadapte
 		return fail(fmt.Errorf("container exits of node %s: no containerd configured: %w", node, runtimeadapter.ErrUnavailable))
 	}
 	// The filter runs on the goroutine that reads containerd's stream: one
-	// hand-off, not two, between containerd and the caller.
+	// hand-off, not two, between containerd and the caller, and none for
+	// a caller's ExitHook (runtimeadapter.WithExitHook).
+	hook := runtimeadapter.ExitHookOf(ctx)
 	raw, rerrs, err := follow(ctx, f.client, f.ns, func(e Exit) (runtimeadapter.Exit, bool) {
 		if !e.Init() {
 			f.execExits.Add(1)
@@ -112,8 +114,12 @@ func (f *Follower) Exits(ctx context.Context, node string) (<-chan runtimeadapte
 			f.log.Debug(f.who+": task exit of a container not known as this node's", zap.String("id", e.ContainerID))
 			return runtimeadapter.Exit{}, false
 		}
-		return runtimeadapter.Exit{ContainerID: e.ContainerID, PodUID: uid, ExitCode: int(e.ExitStatus), ExitedAt: e.ExitedAt,
-			OOMKilled: e.OOMKilled, Published: e.Published, Received: e.Received}, true
+		x := runtimeadapter.Exit{ContainerID: e.ContainerID, PodUID: uid, ExitCode: int(e.ExitStatus), ExitedAt: e.ExitedAt,
+			OOMKilled: e.OOMKilled, Published: e.Published, Received: e.Received}
+		if hook != nil {
+			x.Handled = hook(x)
+		}
+		return x, true
 	})
 	if err != nil {
 		return fail(f.exitsErr(ctx, node, err))
