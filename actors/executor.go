@@ -67,6 +67,8 @@ type worker struct {
 	// ready: containers made ready, and created, while the sandbox
 	// started (see startAhead), by name.
 	ready map[string]prepared
+	// flushed: writeAhead has waited for the state file.
+	flushed bool
 }
 
 // event records a pod event (no-op without an emitter).
@@ -208,6 +210,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 		w.slot.release(true) // the sandbox and the first container run: the next pod's turn
 	}
 	w.slot.release(true)
+	w.writeAhead() // before anything is created or removed
 	for _, s := range plan.Standby {
 		if w.aborted() {
 			break
@@ -217,6 +220,32 @@ func (w *worker) run(plan podsync.Plan) []error {
 		}
 	}
 	return append(errs, w.remove(plan.Remove)...)
+}
+
+// writeAhead waits, once per worker, until the node's state file holds
+// the records the plan changed (supervision.History.Flush).
+func (w *worker) writeAhead() {
+	if !w.flushed {
+		w.flushed = true
+		w.cfg.History.Flush()
+	}
+}
+
+// standbyRestart: plan starts created standbys (restarts) and before
+// them kills, removes and creates nothing. Its start calls need not wait
+// for the state file: what they do is in the started containers' own
+// labels (their restart count), and the exited instances whose records
+// the file is to hold stay until the plan's removals, which wait for it.
+func standbyRestart(plan podsync.Plan) bool {
+	if len(plan.Kill) > 0 || len(plan.DropStandby) > 0 || plan.CreateSandbox || plan.AdoptSandboxID != "" || len(plan.Start) == 0 {
+		return false
+	}
+	for _, s := range plan.Start {
+		if !s.Standby || s.AdoptID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // remove removes cs (gone already is fine), unless the actor stopped.
@@ -596,7 +625,15 @@ func (w *worker) start(s podsync.Start) error {
 		}
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
-		if err := w.cfg.Runtime.Start(ctx, s.AdoptID); err != nil {
+		debug := w.log.Core().Enabled(zap.DebugLevel)
+		if debug { // the stages of a restart (bench/dockerbench's trace)
+			w.log.Debug("start call", zap.String("id", short(s.AdoptID)), zap.String("reason", s.Reason))
+		}
+		err := w.cfg.Runtime.Start(ctx, s.AdoptID)
+		if debug {
+			w.log.Debug("start returned", zap.String("id", short(s.AdoptID)), zap.Error(err))
+		}
+		if err != nil {
 			if w.aborted() {
 				return nil // the pod was removed or changed: its next plan says what to do
 			}
@@ -766,8 +803,12 @@ func (x *executor) run(ctx actor.Context, w *worker, plan podsync.Plan, inc, rec
 		// Write-ahead: the records the plan changed (an exit seen, a
 		// restart decided) are in the state file before the runtime acts
 		// on them (a GC removing the exited instance, say), as when the
-		// actor wrote them itself; the wait is off its mailbox.
-		w.cfg.History.Flush()
+		// actor wrote them itself; the wait is off its mailbox. A restart
+		// that starts standbys and nothing else destructive first waits
+		// for the file after its start calls (see writeAhead).
+		if !standbyRestart(plan) {
+			w.writeAhead()
+		}
 		d.Errs = w.run(plan)
 		d.Waits, d.Started = w.waits, w.started
 		if w.halted() {

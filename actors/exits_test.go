@@ -2,7 +2,9 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,8 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/actorlet/actorlet/internal/metrics"
+	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/runtimeadapter"
 	"github.com/actorlet/actorlet/runtimeadapter/fake"
 )
@@ -22,18 +26,25 @@ type exitingRuntime struct {
 	*fake.Runtime
 	path string
 	feed chan runtimeadapter.Exit
+	// hook: call the caller's runtimeadapter.ExitHook, as Docker's
+	// follower does, before sending an exit on.
+	hook bool
 }
 
 func (e *exitingRuntime) Unwrap() runtimeadapter.Runtime { return e.Runtime }
 func (e *exitingRuntime) ExitPath() string               { return e.path }
 func (e *exitingRuntime) Exits(ctx context.Context, node string) (<-chan runtimeadapter.Exit, <-chan error) {
 	out, errs := make(chan runtimeadapter.Exit), make(chan error, 1)
+	hook := runtimeadapter.ExitHookOf(ctx)
 	go func() {
 		defer close(errs)
 		defer close(out)
 		for {
 			select {
 			case x := <-e.feed:
+				if e.hook && hook != nil {
+					x.Handled = hook(x)
+				}
 				select {
 				case out <- x:
 				case <-ctx.Done():
@@ -54,9 +65,28 @@ func (e *exitingRuntime) Exits(ctx context.Context, node string) (<-chan runtime
 // PLEG's lists hang, yet the pod shows the exit (its code and containerd's
 // time) at once, and restarts the container once.
 func TestContainerdExitReachesPod(t *testing.T) {
+	for _, hook := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hook=%v", hook), func(t *testing.T) { containerdExitReachesPod(t, hook) })
+	}
+}
+
+// containerdExitReachesPod: with hook, the runtime hands the exit to the
+// PLEG's ExitHook on its own goroutine (as Docker's follower), without,
+// only on the channel.
+func containerdExitReachesPod(t *testing.T, withHook bool) {
 	synctest.Test(t, func(t *testing.T) {
+		// The follower delivers the death to the pod actor itself; the
+		// relist actor then does not send it again through the router.
+		var exited atomic.Int32
+		hook := func(uid types.UID, msg any) {
+			if _, ok := msg.(*protocol.ContainerExited); ok && uid == "uid-x" {
+				exited.Add(1)
+			}
+		}
+		podReceiveHook.Store(&hook)
+		defer podReceiveHook.Store(nil)
 		rt := fake.New(fake.AutoImages(true))
-		xr := &exitingRuntime{Runtime: rt, path: "containerd task events at /test.sock, namespace moby", feed: make(chan runtimeadapter.Exit)}
+		xr := &exitingRuntime{Runtime: rt, path: "containerd task events at /test.sock, namespace moby", feed: make(chan runtimeadapter.Exit), hook: withHook}
 		h := newHarness(t, rt)
 		h.cfg.Runtime = xr
 		reg := prometheus.NewRegistry()
@@ -79,6 +109,9 @@ func TestContainerdExitReachesPod(t *testing.T) {
 		exitedAt := time.Now() // the fake's FinishedAt, as Docker's is containerd's exited_at
 		xr.feed <- runtimeadapter.Exit{ContainerID: app.ID, PodUID: "uid-x", ExitCode: 3, ExitedAt: exitedAt}
 		synctest.Wait() // no virtual time passes
+		if n := exited.Load(); n != 1 {
+			t.Fatalf("the pod actor received the early exit %d times, want once", n)
+		}
 		cs := podStatus(t, h, "web").ContainerStatuses[0]
 		term := cs.LastTerminationState.Terminated
 		if cs.State.Terminated != nil {

@@ -68,8 +68,9 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		n.started = n.cfg.Clock.Now()
-		n.router = ctx.Spawn(newRouterProps(n.cfg, ctx.Self()))
-		n.relist = ctx.Spawn(newRelistProps(n.cfg, n.router, ctx.Self()))
+		dir := &podDirectory{}
+		n.router = ctx.Spawn(newRouterProps(n.cfg, ctx.Self(), dir))
+		n.relist = ctx.Spawn(newRelistProps(n.cfg, n.router, ctx.Self(), dir))
 		if n.runSources != nil {
 			c, cancel := context.WithCancel(context.Background())
 			n.cancelSources = cancel

@@ -99,6 +99,9 @@ type relistActor struct {
 	exitsErr    error
 	exitPath    *protocol.ExitPathState
 	cancelExits context.CancelFunc
+	// dir: the router's pod actors, to which the exit follower delivers
+	// a death directly (see podDirectory).
+	dir *podDirectory
 }
 
 type (
@@ -126,8 +129,12 @@ type (
 		err    error
 	}
 	streamCheck struct{ gen uint64 }
-	// runtimeExit is a death the runtime reported ahead of its events.
-	runtimeExit struct{ x runtimeadapter.Exit }
+	// runtimeExit is a death the runtime reported ahead of its events;
+	// delivered: the follower already sent it to the pod actor.
+	runtimeExit struct {
+		x         runtimeadapter.Exit
+		delivered bool
+	}
 	exitsOpened struct{}
 	exitsEnded  struct{ err error }
 )
@@ -143,9 +150,9 @@ const (
 	touchedInspectParallel = 4
 )
 
-func newRelistProps(cfg Config, router, node *actor.PID) *actor.Props {
+func newRelistProps(cfg Config, router, node *actor.PID, dir *podDirectory) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &relistActor{cfg: cfg, router: router, node: node, log: cfg.Logger.Named("pleg"), relister: pleg.New(),
+		return &relistActor{cfg: cfg, router: router, node: node, dir: dir, log: cfg.Logger.Named("pleg"), relister: pleg.New(),
 			watch: pleg.NewStreamWatch(pleg.DefaultStreamGrace)}
 	}, cfg.mailbox(metrics.KindRelist)...)
 }
@@ -171,19 +178,24 @@ func (r *relistActor) Receive(ctx actor.Context) {
 		}
 	case *runtimeExit:
 		// The runtime's containerd saw the death before the runtime did:
-		// the pod actor acts on it as on a die event, and the relist it
-		// triggers sees the container exited (the runtime adapter
-		// corrects what the runtime still says).
+		// the pod actor acts on it as on a die event (the follower has
+		// sent it there already when the pod actor was known, else the
+		// router does), and the relist it triggers sees the container
+		// exited (the runtime adapter corrects what the runtime still
+		// says).
 		x := m.x
 		if r.log.Core().Enabled(zap.DebugLevel) {
-			r.log.Debug("runtime exit", zap.String("id", short(x.ContainerID)), zap.Int("exitCode", x.ExitCode), zap.Time("exitedAt", x.ExitedAt))
+			r.log.Debug("runtime exit", zap.String("id", short(x.ContainerID)), zap.Int("exitCode", x.ExitCode), zap.Time("exitedAt", x.ExitedAt),
+				zap.Time("publishedAt", x.Published), zap.Time("receivedAt", x.Received), zap.Bool("delivered", m.delivered))
 		}
 		r.cfg.Metrics.IncTaskExits()
 		if r.touched == nil {
 			r.touched = map[string]bool{}
 		}
 		r.touched[x.ContainerID] = true
-		ctx.Send(r.router, &protocol.ContainerExited{UID: types.UID(x.PodUID), ContainerID: x.ContainerID, ExitCode: x.ExitCode, At: x.ExitedAt})
+		if !m.delivered {
+			ctx.Send(r.router, earlyExit(x))
+		}
 		if r.following {
 			// The relist this triggers finds the death before Docker's
 			// die event, which under load comes seconds later: the death
@@ -380,7 +392,7 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 	r.exitSource = xs.ExitPath()
 	c, cancel := context.WithCancel(context.Background())
 	r.cancelExits = cancel
-	self, sys, node, clk := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock
+	self, sys, node, clk, dir := ctx.Self(), ctx.ActorSystem(), r.cfg.NodeName, r.cfg.Clock, r.dir
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -389,8 +401,19 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 		}()
 		bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(maxRelistRetry),
 			backoff.WithMaxElapsedTime(0))
+		// The death goes straight to its pod actor from the goroutine
+		// that reads the runtime's stream (sources that take the hook),
+		// else from this one; then to this actor for the relist.
+		deliver := func(x runtimeadapter.Exit) bool {
+			pid, ok := dir.lookup(types.UID(x.PodUID))
+			if ok {
+				sys.Root.Send(pid, earlyExit(x))
+			}
+			return ok
+		}
+		hooked := runtimeadapter.WithExitHook(c, deliver)
 		for c.Err() == nil {
-			exits, errs := xs.Exits(c, node)
+			exits, errs := xs.Exits(hooked, node)
 			var err error
 			select {
 			case err = <-errs: // failed at once
@@ -399,7 +422,8 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 			}
 			for x := range exits {
 				bo.Reset()
-				sys.Root.Send(self, &runtimeExit{x: x})
+				delivered := x.Handled || deliver(x)
+				sys.Root.Send(self, &runtimeExit{x: x, delivered: delivered})
 			}
 			if err == nil {
 				err = <-errs
@@ -417,6 +441,11 @@ func (r *relistActor) subscribeExits(ctx actor.Context) {
 			}
 		}
 	}()
+}
+
+// earlyExit is the pod actor's message of an early exit.
+func earlyExit(x runtimeadapter.Exit) *protocol.ContainerExited {
+	return &protocol.ContainerExited{UID: types.UID(x.PodUID), ContainerID: x.ContainerID, ExitCode: x.ExitCode, At: x.ExitedAt}
 }
 
 // reportStream tells the node (and the metrics) the stream's state, when

@@ -46,7 +46,7 @@ func newRelistRig(t *testing.T, n int, cfg Config) *relistRig {
 	})
 	router, node := g.sys.Root.Spawn(record), g.sys.Root.Spawn(record)
 	cfg.NodeName, cfg.Runtime = testNode, g.rt
-	g.pid = g.sys.Root.Spawn(newRelistProps(cfg.withDefaults(), router, node))
+	g.pid = g.sys.Root.Spawn(newRelistProps(cfg.withDefaults(), router, node, nil))
 	t.Cleanup(g.stop) // in the bubble, before it ends
 	return g
 }

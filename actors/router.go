@@ -30,6 +30,10 @@ type router struct {
 	retiring map[string]types.UID
 	respawn  map[types.UID]any      // *protocol.PodSpec or *protocol.PodRemoved
 	down     *protocol.RuntimeState // the runtime is failing (nil: healthy)
+	// dir publishes pods for the relist's exit follower (see
+	// podDirectory): a UID is in it from its actor's spawn until the
+	// router forgets the actor.
+	dir *podDirectory
 }
 
 type podEntry struct {
@@ -37,9 +41,9 @@ type podEntry struct {
 	last any // *protocol.PodSpec or *protocol.PodRemoved, for SpecRequest
 }
 
-func newRouterProps(cfg Config, node *actor.PID) *actor.Props {
+func newRouterProps(cfg Config, node *actor.PID, dir *podDirectory) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"),
+		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"), dir: dir,
 			pods: map[types.UID]*podEntry{}, byPID: map[string]types.UID{}}
 	}, append(cfg.mailbox(metrics.KindRouter), actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))...)
 }
@@ -59,8 +63,10 @@ func (r *router) Receive(ctx actor.Context) {
 		ctx.Send(ctx.Parent(), &protocol.RouterStarted{})
 	case *actor.Stopping:
 		r.stopping = true
+		r.dir.clear()
 	case *actor.Restarting:
 		r.stopping = true
+		r.dir.clear()
 		r.closePool()
 	case *actor.Stopped:
 		r.closePool()
@@ -106,6 +112,7 @@ func (r *router) Receive(ctx actor.Context) {
 		if e := r.pods[m.UID]; e != nil {
 			delete(r.byPID, e.pid.Id)
 			delete(r.pods, m.UID)
+			r.dir.forget(m.UID)
 			if r.retiring == nil {
 				r.retiring = map[string]types.UID{}
 			}
@@ -127,6 +134,7 @@ func (r *router) Receive(ctx actor.Context) {
 		if uid, ok := r.byPID[m.Who.Id]; ok && !r.stopping {
 			delete(r.byPID, m.Who.Id)
 			delete(r.pods, uid)
+			r.dir.forget(uid)
 			r.log.Error("pod actor stopped after too many restarts", zap.String("podUID", string(uid)))
 			ctx.Send(r.node, &protocol.PodActorFailed{UID: uid})
 		}
@@ -164,6 +172,7 @@ func (r *router) deliver(ctx actor.Context, uid types.UID, m any) {
 			ctx.Send(pid, r.down)
 		}
 		r.byPID[pid.Id] = uid
+		r.dir.put(uid, pid)
 		r.cfg.Metrics.SetPodActors(len(r.pods))
 	}
 	e.last = m

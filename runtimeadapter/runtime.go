@@ -289,6 +289,36 @@ type Exit struct {
 	// the container's FinishedAt.
 	ExitedAt  time.Time
 	OOMKilled bool
+	// Published and Received, when known, date the report's way here:
+	// when the runtime's event was published (containerd's envelope
+	// timestamp: the shim's publish) and when this process read it.
+	// They split detection latency; nothing decides on them.
+	Published, Received time.Time
+	// Handled: the ExitHook in the Exits call's context took this exit
+	// (returned true) before it was sent on the channel.
+	Handled bool
+}
+
+// ExitHook, placed in the context of an ExitSource.Exits call with
+// WithExitHook, is called with each exit on the goroutine that reads the
+// runtime's stream, before the exit is sent on the channel (with Handled
+// set to what the hook returned): a caller that can act on an exit at
+// once (send it to an actor) does so without waiting for the goroutine
+// that reads the channel to be scheduled. It must be quick and must not
+// block. Sources that cannot call it ignore it.
+type ExitHook func(Exit) bool
+
+type exitHookKey struct{}
+
+// WithExitHook returns ctx carrying hook for ExitSource.Exits.
+func WithExitHook(ctx context.Context, hook ExitHook) context.Context {
+	return context.WithValue(ctx, exitHookKey{}, hook)
+}
+
+// ExitHookOf is the hook ctx carries (nil: none).
+func ExitHookOf(ctx context.Context) ExitHook {
+	h, _ := ctx.Value(exitHookKey{}).(ExitHook)
+	return h
 }
 
 // ExitSource is implemented by runtimes that can report a container's

@@ -1,8 +1,10 @@
 package dockerbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +29,15 @@ type Detection struct {
 	// received the die event, or containerd's task exit (ExitIn); the pod
 	// actor received the ContainerDied transition (or ContainerExited).
 	EventIn, ExitIn, PLEG time.Time
+	// Published and Received date containerd's exit event (zero when not
+	// logged): the shim's publish (the envelope's timestamp) and the
+	// follower's read of it off the gRPC stream.
+	Published, Received time.Time
+	// Starting: how many other containers of the node Docker started in
+	// the 250 ms before the exit or the 50 ms after it (a start's runc
+	// and shim work comes before its start event): the load the
+	// benchmark's own restarts put on the daemons at that moment.
+	Starting int
 }
 
 // Detection modes: how a death reaches the pod actor.
@@ -56,6 +67,12 @@ func (d Detection) FromDie() time.Duration {
 // (messages.Subscribe, in this process) receives a PodStatusChanged showing
 // that container not running. mode is one of the Mode constants.
 func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Detection, error) {
+	return e.DetectLives(mode, pods, exits, timeout, 1200*time.Millisecond, 900*time.Millisecond)
+}
+
+// DetectLives is Detect with the containers' lives spread from life to
+// life+spread (pod i of n: life + i·spread/(n-1)).
+func (e *Env) DetectLives(mode string, pods, exits int, timeout, life, spread time.Duration) ([]Detection, error) {
 	name := NodeName("detect-" + mode)
 	defer e.CleanupNode(name)
 	w := e.Watch(runtimeadapter.LabelNode + "=" + name)
@@ -89,7 +106,7 @@ func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Det
 	defer n.Close()
 	var ps []*v1.Pod
 	for i := range pods {
-		after := 1200*time.Millisecond + time.Duration(i)*900*time.Millisecond/time.Duration(max(pods-1, 1))
+		after := life + time.Duration(i)*spread/time.Duration(max(pods-1, 1))
 		ps = append(ps, WorkloadPod(fmt.Sprintf("detect-%d", i), map[string]string{"TW_EXIT_AFTER": after.String()}))
 	}
 	if err := n.SetPods(ps); err != nil {
@@ -114,9 +131,17 @@ func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Det
 		return nil, fmt.Errorf("docker events: %w", err)
 	}
 	die := map[string]time.Time{}
+	type start struct {
+		id string
+		at time.Time
+	}
+	var starts []start
 	for _, ev := range evs {
-		if ev.Action == "die" {
+		switch ev.Action {
+		case "die":
 			die[ev.ID] = ev.Time
+		case "start":
+			starts = append(starts, start{ev.ID, ev.Time})
 		}
 	}
 	mu.Lock()
@@ -127,6 +152,7 @@ func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Det
 		d.Die = die[id]
 		d.EventIn, d.PLEG = tr.at("runtime event", "die", id), tr.at("PLEG event", "ContainerDied", id)
 		d.ExitIn = tr.at("runtime exit", "", id)
+		d.Published, d.Received = tr.field("runtime exit", "", id, "publishedAt"), tr.field("runtime exit", "", id, "receivedAt")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if in, err := e.Cli.ContainerInspect(ctx, id); err == nil && in.State != nil {
 			if f, err := time.Parse(time.RFC3339Nano, in.State.FinishedAt); err == nil && f.Year() > 1 {
@@ -136,6 +162,11 @@ func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Det
 		cancel()
 		if d.Finished.IsZero() {
 			continue
+		}
+		for _, st := range starts {
+			if st.id != id && st.at.After(d.Finished.Add(-250*time.Millisecond)) && st.at.Before(d.Finished.Add(50*time.Millisecond)) {
+				d.Starting++
+			}
 		}
 		if !d.Die.IsZero() && !d.Finished.Before(d.Die) {
 			inexact++ // only the die event's time is known, not Docker's FinishedAt
@@ -147,4 +178,36 @@ func (e *Env) Detect(mode string, pods, exits int, timeout time.Duration) ([]Det
 		e.logf("detect (%s): %d exits left out: Docker's FinishedAt not known (container gone, status never corrected)", mode, inexact)
 	}
 	return out, nil
+}
+
+// logSlowest logs the n slowest exits of ds (exited_at → subscriber),
+// each split into its stages, so that a tail can be told apart: the shim
+// and containerd, actorlet's goroutines and actors, or the pod sync.
+func (e *Env) logSlowest(mode string, ds []Detection, n int) {
+	ds = slices.Clone(ds)
+	slices.SortFunc(ds, func(a, b Detection) int { return cmp.Compare(b.FromFinished(), a.FromFinished()) })
+	ms := func(from, to time.Time) string {
+		if from.IsZero() || to.IsZero() {
+			return "?"
+		}
+		return fmt.Sprintf("%.2f", float64(to.Sub(from))/float64(time.Millisecond))
+	}
+	for i, d := range ds[:min(n, len(ds))] {
+		e.logf("detect (%s): slowest #%d %s: total %s ms = shim %s + containerd/gRPC %s + follower→pod actor %s + →subscriber %s (relist actor at +%s; at %s, %d other starts around it)",
+			mode, i+1, d.ID[:12], ms(d.Finished, d.Known), ms(d.Finished, d.Published), ms(d.Published, d.Received),
+			ms(d.Received, d.PLEG), ms(d.PLEG, d.Known), ms(d.Received, d.ExitIn), d.Finished.Format("15:04:05.000"), d.Starting)
+	}
+	var alone, near []time.Duration
+	for _, d := range ds {
+		if d.PLEG.IsZero() {
+			continue
+		}
+		if d.Starting == 0 {
+			alone = append(alone, d.PLEG.Sub(d.Finished))
+		} else {
+			near = append(near, d.PLEG.Sub(d.Finished))
+		}
+	}
+	e.logf("detect (%s): exited_at → pod actor, exits with no other start within -250/+50 ms: %d, p50 / p90 / p99 %s; with one or more: %d, %s",
+		mode, len(alone), triple(alone), len(near), triple(near))
 }

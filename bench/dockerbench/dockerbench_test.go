@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -42,5 +43,29 @@ func TestWorkloadPod(t *testing.T) {
 	}
 	if o := DefaultOptions(false); o.DetectExits < 50 || o.Restarts < 30 || o.CreatedCost < 50 || o.StartPods != 50 || o.Idle.Pods != 100 || o.Idle.Window != time.Minute {
 		t.Errorf("full options below the issue's sizes: %+v", o)
+	}
+}
+
+// The tracer keeps the first log of each message, kind and container,
+// and that log's time fields, found by the full or short container ID.
+func TestTracerKeepsTimeFields(t *testing.T) {
+	tr := newTracer()
+	log := tr.Logger()
+	id := "0123456789abcdef0123"
+	pub := time.Date(2026, 12, 2, 4, 0, 0, 1000, time.UTC)
+	log.Debug("runtime exit", zap.String("id", id[:12]), zap.Time("publishedAt", pub), zap.Time("receivedAt", time.Time{}))
+	log.Debug("runtime exit", zap.String("id", id[:12]), zap.Time("publishedAt", pub.Add(time.Second))) // not the first
+	log.Debug("something else", zap.String("id", id[:12]))
+	if tr.at("runtime exit", "", id).IsZero() {
+		t.Fatal("the runtime exit's log time was not kept")
+	}
+	if got := tr.field("runtime exit", "", id, "publishedAt"); !got.Equal(pub) {
+		t.Fatalf("publishedAt = %v, want %v (the first log's)", got, pub)
+	}
+	if got := tr.field("runtime exit", "", id, "receivedAt"); !got.IsZero() {
+		t.Fatalf("a zero receivedAt was kept as %v", got)
+	}
+	if !tr.at("something else", "", id).IsZero() {
+		t.Fatal("a message the tracer does not follow was kept")
 	}
 }

@@ -39,6 +39,10 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 	w := e.Watch(runtimeadapter.LabelNode + "=" + name)
 	defer w.Stop()
 	nc.Backoff = supervision.BackoffPolicy{}
+	tr := newTracer()
+	if nc.Logger == nil {
+		nc.Logger = tr.Logger()
+	}
 	node, err := e.StartNode(name, nc, nil)
 	if err != nil {
 		return RestartTimes{}, 0, err
@@ -46,6 +50,7 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 	defer node.Close()
 	var ps []*v1.Pod
 	exits := map[string]time.Duration{} // pod name → FinishedAt → StartedAt
+	var stages []restartStages
 	type st struct {
 		dieID   string
 		die     time.Time
@@ -90,12 +95,20 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 			}
 			out.Events = append(out.Events, s.lat)
 			if _, ok := exits[pod]; !ok {
-				exits[pod] = e.exitToStart(s.dieID, s.startID)
+				fin, started := e.exitAndStart(s.dieID, s.startID)
+				exits[pod] = -1
+				if !fin.IsZero() && !started.IsZero() && !started.Before(fin) {
+					exits[pod] = started.Sub(fin)
+					stages = append(stages, restartStages{Finished: fin, Started: started,
+						Received: tr.field("runtime exit", "", s.dieID, "receivedAt"), Died: tr.at("PLEG event", "ContainerDied", s.dieID),
+						Call: tr.at("start call", "", s.startID), Returned: tr.at("start returned", "", s.startID)})
+				}
 			}
 			if d := exits[pod]; d >= 0 {
 				out.Exit = append(out.Exit, d)
 			}
 		}
+		out.Stages = stages
 		kept := ps[:0:0]
 		for _, p := range ps {
 			if _, timed := exits[p.Name]; !timed {
@@ -159,27 +172,38 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 // exited_at) to the replacement's State.StartedAt.
 type RestartTimes struct {
 	Events, Exit []time.Duration
+	// Stages of actorlet's restarts (empty for Docker's).
+	Stages []restartStages
 }
 
-// exitToStart is the time from container oldID's State.FinishedAt to
-// container newID's State.StartedAt (-1 when either cannot be read).
-func (e *Env) exitToStart(oldID, newID string) time.Duration {
+// exitAndStart is container oldID's State.FinishedAt and container
+// newID's State.StartedAt (zero when either cannot be read).
+func (e *Env) exitAndStart(oldID, newID string) (fin, started time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	old, err := e.Cli.ContainerInspect(ctx, oldID)
 	if err != nil || old.State == nil {
-		return -1
+		return
 	}
 	nw, err := e.Cli.ContainerInspect(ctx, newID)
 	if err != nil || nw.State == nil {
-		return -1
+		return
 	}
-	fin, err1 := time.Parse(time.RFC3339Nano, old.State.FinishedAt)
+	f, err1 := time.Parse(time.RFC3339Nano, old.State.FinishedAt)
 	st, err2 := time.Parse(time.RFC3339Nano, nw.State.StartedAt)
-	if err1 != nil || err2 != nil || fin.IsZero() || st.Before(fin) {
-		return -1
+	if err1 != nil || err2 != nil || f.IsZero() {
+		return
 	}
-	return st.Sub(fin)
+	return f, st
+}
+
+// restartStages date one restart of actorlet's: the old instance's
+// FinishedAt, the follower's read of containerd's exit, the pod actor's
+// receipt of the death, the start call of the replacement (a standby's;
+// zero for a create and start) and its return, and the replacement's
+// StartedAt.
+type restartStages struct {
+	Finished, Received, Died, Call, Returned, Started time.Time
 }
 
 // MinRestarts is the fewest restarts a restart benchmark reports (the

@@ -12,9 +12,12 @@ import (
 // Options size the Docker benchmarks.
 type Options struct {
 	DetectPods, DetectExits int
-	IsolatedExits           int // exits of a pod alone on its node
-	DieViews                int
-	Restarts                int
+	// DetectSpread adds a containerd row whose containers live 4–7.5 s
+	// (fewer restarts under way at each exit).
+	DetectSpread  bool
+	IsolatedExits int // exits of a pod alone on its node
+	DieViews      int
+	Restarts      int
 	// CreatedCost is how many created containers the cost of a standby
 	// is measured on.
 	CreatedCost int
@@ -30,7 +33,7 @@ func DefaultOptions(quick bool) Options {
 			PodStart: PodStartOptions{Rounds: 1, Burst: 20},
 			Idle:     IdleOptions{Pods: 20, Window: 15 * time.Second, Settle: 3 * time.Second}}
 	}
-	return Options{DetectPods: 8, DetectExits: 100, IsolatedExits: 5, DieViews: 10, Restarts: 30, CreatedCost: 100, StartPods: 50,
+	return Options{DetectPods: 8, DetectExits: 100, DetectSpread: true, IsolatedExits: 5, DieViews: 10, Restarts: 30, CreatedCost: 100, StartPods: 50,
 		PodStart: PodStartOptions{Rounds: 5, Burst: 20},
 		Idle:     IdleOptions{Pods: 100, Window: 60 * time.Second, Settle: 10 * time.Second}}
 }
@@ -61,6 +64,10 @@ func mean(xs []time.Duration) time.Duration {
 	return s / time.Duration(len(xs))
 }
 
+func triple(xs []time.Duration) string {
+	return report.Ms(report.Percentile(xs, 50)) + " / " + report.Ms(report.Percentile(xs, 90)) + " / " + report.Ms(report.Percentile(xs, 99))
+}
+
 func pair(xs []time.Duration) string {
 	return report.Ms(report.Percentile(xs, 50)) + " / " + report.Ms(report.Percentile(xs, 90))
 }
@@ -69,7 +76,7 @@ func pair(xs []time.Duration) string {
 func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 	t := &report.Table{
 		Title:  "Detection latency on Docker: container exit → the pod's status shows it (in-process subscriber)",
-		Header: []string{"mode", "exits", "p50", "p90", "p99", "max", "p50 from die event", "p99 from die event", "target p99", "vs target"},
+		Header: []string{"mode", "exits", "p50", "p90", "p99", "max", "p50 from die event", "p99 from die event", "target p99", "vs target", "p50 / p99 to the pod actor", "pod actor: vs target"},
 	}
 	stages := &report.Table{
 		Title:  "Where detection time goes (p50 / p90 of each stage, exits whose stages were all logged)",
@@ -77,10 +84,10 @@ func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 	}
 	stages.Notes = []string{"Stage times come from actorlet's own debug logs (\"runtime event\", \"PLEG event\"), recorded in memory by a zap core that keeps only those two messages."}
 	cstages := &report.Table{
-		Title:  "Where detection time goes with containerd's task events (p50 / p90 of each stage)",
-		Header: []string{"mode", "exits", "exited_at → relist actor has containerd's exit", "→ pod actor has it (router)", "→ subscriber has the status (pod sync, node)", "exited_at → Docker's die event, for comparison"},
+		Title:  "Where detection time goes with containerd's task events (p50 / p90 / p99 of each stage)",
+		Header: []string{"mode", "exits", "exited_at → shim publishes", "→ follower reads it (containerd, gRPC)", "→ pod actor has it (actorlet)", "exited_at → pod actor (p50 / p90 / p99 / max)", "→ subscriber has the status (pod sync, node)", "exited_at → Docker's die event, for comparison"},
 	}
-	cstages.Notes = []string{"exited_at is containerd's, which Docker copies as FinishedAt; the relist actor's receipt is its \"runtime exit\" debug log, the pod actor's its \"PLEG event\"."}
+	cstages.Notes = []string{"exited_at is containerd's, which Docker copies as FinishedAt; \"shim publishes\" is the envelope's timestamp (the runc shim's publish to containerd, on the same host clock); the follower's read is taken as stream.Recv returns; the pod actor's receipt is its \"PLEG event\" debug log."}
 	var series []report.Series
 	p50s := map[string]time.Duration{}
 	type run struct {
@@ -88,33 +95,48 @@ func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 		how         string
 		pods, exits int
 		target      time.Duration
+		// life, spread: the containers' lives (0: Detect's 1.2–2.1 s)
+		life, spread time.Duration
 	}
 	var runs []run
 	if e.RTC != nil {
-		runs = append(runs, run{fmt.Sprintf("containerd task events (default), %d pods", o.DetectPods), ModeContainerd, o.DetectPods, o.DetectExits, TargetDetectContainerdP99})
+		runs = append(runs, run{mode: fmt.Sprintf("containerd task events (default), %d pods", o.DetectPods), how: ModeContainerd, pods: o.DetectPods, exits: o.DetectExits, target: TargetDetectContainerdP99})
+		if o.DetectSpread {
+			// The same exits, fewer restarts under way at each: lives of
+			// 4–7.5 s, so that a restart (0.1–0.3 s of the daemons' work)
+			// rarely coincides with another pod's exit.
+			runs = append(runs, run{mode: fmt.Sprintf("containerd task events, %d pods, lives 4–7.5 s", o.DetectPods), how: ModeContainerd, pods: o.DetectPods, exits: o.DetectExits,
+				target: TargetDetectContainerdP99, life: 4 * time.Second, spread: 3500 * time.Millisecond})
+		}
 	} else {
 		e.logf("detect: the containerd rows are left out: %v", e.ContainerdErr)
 	}
 	runs = append(runs,
-		run{fmt.Sprintf("Docker events only, %d pods", o.DetectPods), ModeEvents, o.DetectPods, o.DetectExits, TargetDetectP99},
-		run{fmt.Sprintf("relist only (1 s), %d pods", o.DetectPods), ModeRelist, o.DetectPods, o.DetectExits, 0},
+		run{mode: fmt.Sprintf("Docker events only, %d pods", o.DetectPods), how: ModeEvents, pods: o.DetectPods, exits: o.DetectExits, target: TargetDetectP99},
+		run{mode: fmt.Sprintf("relist only (1 s), %d pods", o.DetectPods), how: ModeRelist, pods: o.DetectPods, exits: o.DetectExits},
 	)
 	if o.IsolatedExits > 0 {
 		if e.RTC != nil {
-			runs = append(runs, run{"containerd task events, 1 pod alone", ModeContainerd, 1, o.IsolatedExits, 0})
+			runs = append(runs, run{mode: "containerd task events, 1 pod alone", how: ModeContainerd, pods: 1, exits: o.IsolatedExits})
 		}
-		runs = append(runs, run{"Docker events only, 1 pod alone", ModeEvents, 1, o.IsolatedExits, 0})
+		runs = append(runs, run{mode: "Docker events only, 1 pod alone", how: ModeEvents, pods: 1, exits: o.IsolatedExits})
 	}
 	for _, r := range runs {
 		mode := r.mode
 		e.logf("detect: %s, until %d exits (load %s)", mode, r.exits, report.Load())
-		ds, err := e.Detect(r.how, r.pods, r.exits, 3*time.Minute)
+		if r.life == 0 {
+			r.life, r.spread = 1200*time.Millisecond, 900*time.Millisecond
+		}
+		ds, err := e.DetectLives(r.how, r.pods, r.exits, 3*time.Minute, r.life, r.spread)
 		if err != nil {
 			return nil, nil, err
 		}
-		var fin, die []time.Duration
+		var fin, die, pod []time.Duration
 		for _, d := range ds {
 			fin = append(fin, d.FromFinished())
+			if !d.PLEG.IsZero() {
+				pod = append(pod, d.PLEG.Sub(d.Finished))
+			}
 			if x := d.FromDie(); x >= 0 {
 				die = append(die, x)
 			}
@@ -124,23 +146,33 @@ func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 		if r.target > 0 {
 			tgt, vs = "≤ "+report.Ms(r.target), report.Ratio(float64(p99), float64(r.target))
 		}
+		podp, podvs := "", ""
+		if len(pod) > 0 {
+			podp = report.Ms(report.Percentile(pod, 50)) + " / " + report.Ms(report.Percentile(pod, 99)) + fmt.Sprintf(" (%d)", len(pod))
+			if r.target > 0 {
+				podvs = report.Ratio(float64(report.Percentile(pod, 99)), float64(r.target))
+			}
+		}
 		t.Add(mode, len(fin), report.Ms(p50), report.Ms(p90), report.Ms(p99), report.Ms(mx),
-			report.Ms(report.Percentile(die, 50)), report.Ms(report.Percentile(die, 99)), tgt, vs)
+			report.Ms(report.Percentile(die, 50)), report.Ms(report.Percentile(die, 99)), tgt, vs, podp, podvs)
 		series = append(series, report.Series{Name: mode, Samples: fin})
-		if r.pods > 1 {
+		if r.pods > 1 && p50s[r.how] == 0 {
 			p50s[r.how] = p50
 		}
 		var st [4][]time.Duration
+		var cst [8][]time.Duration
 		for _, d := range ds {
 			if r.how == ModeContainerd {
-				if d.ExitIn.IsZero() || d.PLEG.IsZero() {
+				if d.PLEG.IsZero() || d.Published.IsZero() || d.Received.IsZero() {
 					continue
 				}
-				st[0] = append(st[0], d.ExitIn.Sub(d.Finished))
-				st[1] = append(st[1], d.PLEG.Sub(d.ExitIn))
-				st[2] = append(st[2], d.Known.Sub(d.PLEG))
+				cst[0] = append(cst[0], d.Published.Sub(d.Finished))
+				cst[1] = append(cst[1], d.Received.Sub(d.Published))
+				cst[2] = append(cst[2], d.PLEG.Sub(d.Received))
+				cst[3] = append(cst[3], d.PLEG.Sub(d.Finished))
+				cst[4] = append(cst[4], d.Known.Sub(d.PLEG))
 				if !d.Die.IsZero() {
-					st[3] = append(st[3], d.Die.Sub(d.Finished))
+					cst[5] = append(cst[5], d.Die.Sub(d.Finished))
 				}
 				continue
 			}
@@ -152,10 +184,17 @@ func (e *Env) RunDetect(o Options) ([]*report.Table, []report.Series, error) {
 			st[2] = append(st[2], d.PLEG.Sub(d.EventIn))
 			st[3] = append(st[3], d.Known.Sub(d.PLEG))
 		}
+		if r.how == ModeContainerd && len(cst[0]) > 0 {
+			p4 := func(xs []time.Duration) string {
+				a, b, c, m := pcts(xs)
+				return report.Ms(a) + " / " + report.Ms(b) + " / " + report.Ms(c) + " / " + report.Ms(m)
+			}
+			cstages.Add(mode, len(cst[0]), triple(cst[0]), triple(cst[1]), triple(cst[2]), p4(cst[3]), triple(cst[4]), triple(cst[5]))
+			e.logSlowest(mode, ds, 8)
+		}
 		switch {
 		case len(st[0]) == 0:
 		case r.how == ModeContainerd:
-			cstages.Add(mode, len(st[0]), pair(st[0]), pair(st[1]), pair(st[2]), pair(st[3]))
 		default:
 			stages.Add(mode, len(st[0]), pair(st[0]), pair(st[1]), pair(st[2]), pair(st[3]))
 		}
@@ -275,6 +314,32 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 		report.Ratio(float64(c50), float64(x50)), report.Ratio(float64(c99), float64(x99)), "")
 	ex.Notes = []string{"The same restarts as the table above, timed by the containers' own clocks: from the first instance's State.FinishedAt (containerd's exited_at) to its replacement's State.StartedAt (Docker: the same container's next StartedAt, inspected as soon as its second start event is seen, before it exits again). The floor row starts, one after the other, containers created beforehand (what a standby's restart is left with), timed around the API call."}
 
+	sg := &report.Table{
+		Title:  "Where an actorlet restart's time goes (p50 / p90 / p99 of each stage)",
+		Header: []string{"restarter", "restarts", "FinishedAt → follower reads containerd's exit", "→ pod actor has the death", "→ start call issued (plan, executor)", "→ StartedAt (dockerd, containerd, runc)", "start call → it returns", "FinishedAt → StartedAt"},
+	}
+	sg.Notes = []string{"From actorlet's debug logs (\"runtime exit\" with the follower's read time, \"PLEG event\", \"start call\", \"start returned\"), recorded in memory; the start call is logged for a standby's start only, so the row without standbys shows n/a there. StartedAt is Docker's, set while the start call runs."}
+	for _, r := range []struct {
+		name string
+		t    RestartTimes
+	}{{off, al}, {on, as}} {
+		var st [6][]time.Duration
+		for _, x := range r.t.Stages {
+			if x.Received.IsZero() || x.Died.IsZero() {
+				continue
+			}
+			st[0] = append(st[0], x.Received.Sub(x.Finished))
+			st[1] = append(st[1], x.Died.Sub(x.Received))
+			if !x.Call.IsZero() && !x.Returned.IsZero() {
+				st[2] = append(st[2], x.Call.Sub(x.Died))
+				st[3] = append(st[3], x.Started.Sub(x.Call))
+				st[4] = append(st[4], x.Returned.Sub(x.Call))
+			}
+			st[5] = append(st[5], x.Started.Sub(x.Finished))
+		}
+		sg.Add(r.name, len(st[0]), triple(st[0]), triple(st[1]), triple(st[2]), triple(st[3]), triple(st[4]), triple(st[5]))
+	}
+
 	mib := func(b int64) string { return fmt.Sprintf("%.1f KiB", float64(b)/1024) }
 	ct := &report.Table{
 		Title:  "What a created, never started container costs on Docker (a standby)",
@@ -283,7 +348,7 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 	ct.Add(cost.N, cost.Driver, mib(cost.HeapAfterGC), fmt.Sprintf("%.1f → %.1f MiB", float64(cost.DockerdBefore)/(1<<20), float64(cost.DockerdAfter)/(1<<20)),
 		mib(cost.DockerdRSS), mib(cost.ContainerdRSS), mib(cost.DiskBytes))
 	ct.Notes = []string{"Containers of the testworkload image created one after the other (no process, no cgroup, no network namespace: Docker makes those at start). dockerd's live heap is read from its /debug/vars (on the API socket) as NextGC / 2 after its garbage collections (GOGC 100), the median of 5 before the creates and of 5 after them, the difference divided by the count; RSS is the daemons' VmRSS before and after, divided by the count (Go returns memory to the system when it will: approximate, and a negative value is noise; other clients' containers come and go meanwhile); disk is st_blocks of each container's directory under the Docker root and of its read-write and init layers."}
-	return []*report.Table{ev, ex, ct}, []report.Series{
+	return []*report.Table{ev, ex, sg, ct}, []report.Series{
 		{Name: "Docker --restart=always", Samples: dk.Exit}, {Name: "actorlet, backoff 0", Samples: al.Exit},
 		{Name: "actorlet, backoff 0, standby", Samples: as.Exit}, {Name: "docker start of a created container", Samples: call},
 	}, nil

@@ -1,6 +1,7 @@
 package dockerbench
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,8 @@ func (t *tracer) With([]zapcore.Field) zapcore.Core { return t }
 func (t *tracer) Sync() error                       { return nil }
 
 func (t *tracer) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if e.Message == "runtime event" || e.Message == "PLEG event" || e.Message == "runtime exit" {
+	switch e.Message {
+	case "runtime event", "PLEG event", "runtime exit", "start call", "start returned":
 		return ce.AddCore(e, t)
 	}
 	return ce
@@ -48,16 +50,33 @@ func (t *tracer) Write(e zapcore.Entry, fs []zapcore.Field) error {
 	key := e.Message + "|" + kind + "|" + id
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.first[key]; !ok {
-		t.first[key] = e.Time
+	if _, ok := t.first[key]; ok {
+		return nil
+	}
+	t.first[key] = e.Time
+	for _, f := range fs { // the entry's times (a runtime exit's publishedAt, receivedAt)
+		if f.Type == zapcore.TimeType {
+			at := time.Unix(0, f.Integer)
+			if at.UnixNano() > 0 && at.Year() > 1971 {
+				t.first[key+"|"+f.Key] = at
+			}
+		}
 	}
 	return nil
+}
+
+// field returns the time field name of the first log of msg, kind and
+// container id, or the zero time.
+func (t *tracer) field(msg, kind, id, name string) time.Time {
+	return t.at(msg, kind, id+"|"+name)
 }
 
 // at returns when the first log of msg, kind and container id (full or
 // short) was written, or the zero time.
 func (t *tracer) at(msg, kind, id string) time.Time {
-	if len(id) > 12 {
+	if i := strings.IndexByte(id, '|'); i > 12 {
+		id = id[:12] + id[i:]
+	} else if i < 0 && len(id) > 12 {
 		id = id[:12]
 	}
 	t.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	eventsapi "github.com/containerd/containerd/api/services/events/v1"
 	"google.golang.org/grpc"
@@ -46,11 +47,20 @@ func (c *Client) Close() error { return c.conn.Close() }
 // ctx.Err(), or an error wrapping ErrUnavailable. Events missed between
 // two subscriptions are not replayed: callers list to catch up.
 func (c *Client) Subscribe(ctx context.Context, ns string) (<-chan Exit, <-chan error, error) {
+	return follow(ctx, c, ns, func(e Exit) (Exit, bool) { return e, true })
+}
+
+// follow is Subscribe with each exit passed through keep, on the
+// goroutine that reads the stream, and sent on only when it says so: a
+// caller's filter and conversion cost no goroutine and channel of their
+// own between containerd and the caller (a hand-off that waits for a core
+// on a loaded node).
+func follow[T any](ctx context.Context, c *Client, ns string, keep func(Exit) (T, bool)) (<-chan T, <-chan error, error) {
 	stream, err := c.api.Subscribe(ctx, &eventsapi.SubscribeRequest{Filters: Filters(ns)})
 	if err != nil {
 		return nil, nil, c.wrap(ctx, err, ns)
 	}
-	out := make(chan Exit)
+	out := make(chan T)
 	errs := make(chan error, 1)
 	go func() {
 		defer close(errs)
@@ -62,7 +72,9 @@ func (c *Client) Subscribe(ctx context.Context, ns string) (<-chan Exit, <-chan 
 				errs <- c.wrap(ctx, err, ns)
 				return
 			}
+			received := time.Now()
 			kind, e, err := Decode(env)
+			e.Received = received
 			switch {
 			case err != nil:
 				continue // one odd event does not end the stream
@@ -76,8 +88,12 @@ func (c *Client) Subscribe(ctx context.Context, ns string) (<-chan Exit, <-chan 
 				e.OOMKilled = true
 				delete(oom, e.ContainerID)
 			}
+			v, ok := keep(e)
+			if !ok {
+				continue
+			}
 			select {
-			case out <- e:
+			case out <- v:
 			case <-ctx.Done():
 				errs <- ctx.Err()
 				return

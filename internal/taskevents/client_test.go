@@ -79,17 +79,23 @@ func TestSubscribe(t *testing.T) {
 		t.Fatal("no subscription reached the server")
 	}
 	at := time.Date(2026, 12, 1, 22, 0, 0, 5, time.UTC)
+	before := time.Now()
 	f.feed <- envelope(t, TopicExit, "moby", &apievents.TaskExit{ContainerID: "c1", ID: "e1", ExitStatus: 1, ExitedAt: timestamppb.New(at)})
 	f.feed <- envelope(t, TopicOOM, "moby", &apievents.TaskOOM{ContainerID: "c1"})
 	f.feed <- envelope(t, TopicExit, "moby", &apievents.TaskExit{ID: "broken"}) // skipped
 	f.feed <- envelope(t, TopicExit, "moby", &apievents.TaskExit{ContainerID: "c1", ID: "c1", ExitStatus: 137, ExitedAt: timestamppb.New(at)})
 	want := []Exit{
-		{Namespace: "moby", ContainerID: "c1", ProcessID: "e1", ExitStatus: 1, ExitedAt: at},
-		{Namespace: "moby", ContainerID: "c1", ProcessID: "c1", ExitStatus: 137, ExitedAt: at, OOMKilled: true},
+		{Namespace: "moby", ContainerID: "c1", ProcessID: "e1", ExitStatus: 1, ExitedAt: at, Published: published},
+		{Namespace: "moby", ContainerID: "c1", ProcessID: "c1", ExitStatus: 137, ExitedAt: at, OOMKilled: true, Published: published},
 	}
 	for i, w := range want {
 		select {
 		case got := <-exits:
+			// Received is when the stream delivered it: after the feed.
+			if got.Received.Before(before) || got.Received.After(time.Now()) {
+				t.Fatalf("exit %d received at %v, not between the feed (%v) and now", i, got.Received, before)
+			}
+			got.Received = time.Time{}
 			if got != w {
 				t.Fatalf("exit %d = %+v, want %+v", i, got, w)
 			}

@@ -40,6 +40,12 @@ type Exit struct {
 	// OOMKilled: containerd reported an OOM of this container (its
 	// "/tasks/oom") since the stream opened and before this exit.
 	OOMKilled bool
+	// Published is the envelope's timestamp: when the shim published the
+	// exit to containerd (zero when the envelope has none).
+	Published time.Time
+	// Received is when this process read the event off the stream (set
+	// by Client.Subscribe; zero from Decode).
+	Received time.Time
 }
 
 // Init reports whether the exit is the container's own (init) process:
@@ -84,6 +90,9 @@ func Decode(env *types.Envelope) (Kind, Exit, error) {
 		e := Exit{Namespace: env.Namespace, ContainerID: ev.ContainerID, ProcessID: ev.ID, Pid: ev.Pid, ExitStatus: ev.ExitStatus}
 		if ev.ExitedAt != nil {
 			e.ExitedAt = ev.ExitedAt.AsTime()
+		}
+		if env.Timestamp != nil {
+			e.Published = env.Timestamp.AsTime()
 		}
 		if e.ContainerID == "" {
 			return Other, Exit{}, fmt.Errorf("containerd event %s in namespace %q: no container_id", env.Topic, env.Namespace)

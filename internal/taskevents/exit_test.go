@@ -22,8 +22,12 @@ func envelope(t *testing.T, topic, ns string, v any) *types.Envelope {
 		}
 		a = any
 	}
-	return &types.Envelope{Topic: topic, Namespace: ns, Event: a, Timestamp: timestamppb.Now()}
+	return &types.Envelope{Topic: topic, Namespace: ns, Event: a, Timestamp: timestamppb.New(published)}
 }
+
+// published is the timestamp of the envelopes the tests make (the shim's
+// publish): Decode reports it as Exit.Published.
+var published = time.Date(2026, 12, 1, 22, 0, 0, 500000000, time.UTC)
 
 func TestDecode(t *testing.T) {
 	at := time.Date(2026, 12, 1, 22, 0, 0, 123456789, time.UTC)
@@ -35,11 +39,11 @@ func TestDecode(t *testing.T) {
 		wantErr string
 	}{
 		{"init exit", envelope(t, TopicExit, "moby", &apievents.TaskExit{ContainerID: "c1", ID: "c1", Pid: 42, ExitStatus: 3, ExitedAt: timestamppb.New(at)}),
-			KindExit, Exit{Namespace: "moby", ContainerID: "c1", ProcessID: "c1", Pid: 42, ExitStatus: 3, ExitedAt: at}, ""},
+			KindExit, Exit{Namespace: "moby", ContainerID: "c1", ProcessID: "c1", Pid: 42, ExitStatus: 3, ExitedAt: at, Published: published}, ""},
 		{"exec exit", envelope(t, TopicExit, "moby", &apievents.TaskExit{ContainerID: "c1", ID: "exec-9", Pid: 50, ExitStatus: 0, ExitedAt: timestamppb.New(at)}),
-			KindExit, Exit{Namespace: "moby", ContainerID: "c1", ProcessID: "exec-9", Pid: 50, ExitedAt: at}, ""},
+			KindExit, Exit{Namespace: "moby", ContainerID: "c1", ProcessID: "exec-9", Pid: 50, ExitedAt: at, Published: published}, ""},
 		{"exit without time", envelope(t, TopicExit, "k8s.io", &apievents.TaskExit{ContainerID: "c2", ID: "c2", ExitStatus: 137}),
-			KindExit, Exit{Namespace: "k8s.io", ContainerID: "c2", ProcessID: "c2", ExitStatus: 137}, ""},
+			KindExit, Exit{Namespace: "k8s.io", ContainerID: "c2", ProcessID: "c2", ExitStatus: 137, Published: published}, ""},
 		{"oom", envelope(t, TopicOOM, "moby", &apievents.TaskOOM{ContainerID: "c3"}), KindOOM, Exit{Namespace: "moby", ContainerID: "c3"}, ""},
 		{"other topic", envelope(t, "/tasks/start", "moby", &apievents.TaskStart{ContainerID: "c1", Pid: 1}), Other, Exit{}, ""},
 		{"exit topic, start payload", envelope(t, TopicExit, "moby", &apievents.TaskStart{ContainerID: "c1"}), Other, Exit{}, "payload is *events.TaskStart"},

@@ -99,35 +99,37 @@ func (f *Follower) Exits(ctx context.Context, node string) (<-chan runtimeadapte
 	if f == nil {
 		return fail(fmt.Errorf("container exits of node %s: no containerd configured: %w", node, runtimeadapter.ErrUnavailable))
 	}
-	raw, rerrs, err := f.client.Subscribe(ctx, f.ns)
+	// The filter runs on the goroutine that reads containerd's stream: one
+	// hand-off, not two, between containerd and the caller, and none for
+	// a caller's ExitHook (runtimeadapter.WithExitHook).
+	hook := runtimeadapter.ExitHookOf(ctx)
+	raw, rerrs, err := follow(ctx, f.client, f.ns, func(e Exit) (runtimeadapter.Exit, bool) {
+		if !e.Init() {
+			f.execExits.Add(1)
+			return runtimeadapter.Exit{}, false
+		}
+		f.ledger.Record(e, e.Received)
+		uid, ok := f.ownerOf(e.ContainerID, node)
+		if !ok {
+			f.log.Debug(f.who+": task exit of a container not known as this node's", zap.String("id", e.ContainerID))
+			return runtimeadapter.Exit{}, false
+		}
+		x := runtimeadapter.Exit{ContainerID: e.ContainerID, PodUID: uid, ExitCode: int(e.ExitStatus), ExitedAt: e.ExitedAt,
+			OOMKilled: e.OOMKilled, Published: e.Published, Received: e.Received}
+		if hook != nil {
+			x.Handled = hook(x)
+		}
+		return x, true
+	})
 	if err != nil {
 		return fail(f.exitsErr(ctx, node, err))
 	}
-	go func() {
+	go func() { // the stream's end, said in the adapter's words
 		defer close(errs)
-		defer close(out)
-		for e := range raw {
-			if !e.Init() {
-				f.execExits.Add(1)
-				continue
-			}
-			f.ledger.Record(e, time.Now())
-			uid, ok := f.ownerOf(e.ContainerID, node)
-			if !ok {
-				f.log.Debug(f.who+": task exit of a container not known as this node's", zap.String("id", e.ContainerID))
-				continue
-			}
-			x := runtimeadapter.Exit{ContainerID: e.ContainerID, PodUID: uid, ExitCode: int(e.ExitStatus), ExitedAt: e.ExitedAt, OOMKilled: e.OOMKilled}
-			select {
-			case out <- x:
-			case <-ctx.Done():
-				errs <- ctx.Err()
-				return
-			}
-		}
-		errs <- f.exitsErr(ctx, node, <-rerrs)
+		err := <-rerrs
+		errs <- f.exitsErr(ctx, node, err)
 	}()
-	return out, errs
+	return raw, errs
 }
 
 func (f *Follower) exitsErr(ctx context.Context, node string, err error) error {

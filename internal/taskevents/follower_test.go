@@ -37,7 +37,12 @@ func TestFollowerExits(t *testing.T) {
 	f.Forget(runtimeadapter.ListOptions{Node: "n1", All: true}, map[string]bool{"a": true}, t0.Add(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	exits, errs := f.Exits(ctx, "n1")
+	// The caller's hook sees the exit first, on the reading goroutine.
+	hooked := make(chan runtimeadapter.Exit, 4)
+	exits, errs := f.Exits(runtimeadapter.WithExitHook(ctx, func(x runtimeadapter.Exit) bool {
+		hooked <- x
+		return true
+	}), "n1")
 	<-fk.filters
 	at := t0.Add(time.Second)
 	for _, e := range []*apievents.TaskExit{
@@ -54,6 +59,16 @@ func TestFollowerExits(t *testing.T) {
 		want := runtimeadapter.Exit{ContainerID: "a", PodUID: "pod-a", ExitCode: 2, ExitedAt: at}
 		if x.ContainerID != want.ContainerID || x.PodUID != want.PodUID || x.ExitCode != want.ExitCode || !x.ExitedAt.Equal(at) {
 			t.Fatalf("exit = %+v, want %+v", x, want)
+		}
+		// The dates of its way here: the shim's publish, this process's read.
+		if !x.Published.Equal(published) || x.Received.Before(t0) {
+			t.Fatalf("exit published %v, received %v; want %v, and after %v", x.Published, x.Received, published, t0)
+		}
+		if !x.Handled || len(hooked) != 1 {
+			t.Fatalf("exit handled %v, %d exits seen by the hook; want handled, the one exit", x.Handled, len(hooked))
+		}
+		if h := <-hooked; h.ContainerID != "a" || h.Handled {
+			t.Fatalf("the hook saw %+v, want container a's exit before it was marked handled", h)
 		}
 	case err := <-errs:
 		t.Fatalf("stream ended: %v", err)
