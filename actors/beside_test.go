@@ -39,8 +39,9 @@ func podContainer(t *testing.T, rt *fake.Runtime, uid, name string) runtimeadapt
 	return out[0]
 }
 
-// A host-network pod's app container is started while its sandbox starts
-// (each start takes 1 s here): its start call begins once the sandbox
+// A host-network pod's app container is created while its sandbox is
+// created (each create takes 0.5 s here) and started while the sandbox
+// starts (each start takes 1 s): its start call begins once the sandbox
 // exists and before the sandbox's start has returned. A pod whose app
 // joins a namespace of the sandbox (its network, or its PID namespace)
 // starts it only after. Either way: two creates, two starts, the
@@ -58,9 +59,10 @@ func TestAppStartsBesideSandbox(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				const startTakes = time.Second
+				const startTakes, createTakes = time.Second, 500 * time.Millisecond
 				rt := fake.New(fake.WithImages("pause:1", "work:1"))
 				rt.SetDelay(fake.MethodStart, startTakes)
+				rt.SetDelay(fake.MethodCreate, createTakes)
 				h := newHarness(t, rt)
 				h.start()
 				p := testPod("a", "uid-a", v1.RestartPolicyAlways, "app")
@@ -76,11 +78,17 @@ func TestAppStartsBesideSandbox(t *testing.T) {
 				sbCreate, ok1 := callOf(rt, fake.MethodCreate, sb.Name)
 				sbStart, ok2 := callOf(rt, fake.MethodStart, sb.ID)
 				appStart, ok3 := callOf(rt, fake.MethodStart, app.ID)
-				if !ok1 || !ok2 || !ok3 {
-					t.Fatalf("calls: sandbox create %v, sandbox start %v, app start %v; want all", ok1, ok2, ok3)
+				appCreate, ok4 := callOf(rt, fake.MethodCreate, app.Name)
+				if !ok1 || !ok2 || !ok3 || !ok4 {
+					t.Fatalf("calls: sandbox create %v, sandbox start %v, app start %v, app create %v; want all", ok1, ok2, ok3, ok4)
 				}
-				if appStart.Time.Before(sbCreate.Time) {
-					t.Errorf("the app's start began %v before the sandbox's create", sbCreate.Time.Sub(appStart.Time))
+				if appStart.Time.Before(sbCreate.Time.Add(createTakes)) {
+					t.Errorf("the app's start began %v before the sandbox's create returned: the sandbox must exist first",
+						sbCreate.Time.Add(createTakes).Sub(appStart.Time))
+				}
+				if got := appCreate.Time.Before(sbCreate.Time.Add(createTakes)); got != c.beside {
+					t.Errorf("the app's create began %v after the sandbox's (which takes %v): during it %v, want %v",
+						appCreate.Time.Sub(sbCreate.Time), createTakes, got, c.beside)
 				}
 				if got := appStart.Time.Before(sbStart.Time.Add(startTakes)); got != c.beside {
 					t.Errorf("the app's start began %v after the sandbox's (which takes %v): during it %v, want %v",
@@ -212,6 +220,46 @@ func TestCreatedSandboxAdoptedWithAppStartedBeside(t *testing.T) {
 		}
 		if r := rt.Running("uid-a", "app"); len(r) != 1 || r[0].ID != appID {
 			t.Errorf("running app containers %+v, want the one started beside (%s)", r, short(appID))
+		}
+		h.stop()
+		rt.Close()
+	})
+}
+
+// When the sandbox's create fails, the app container created at the same
+// time is removed, never started; the pod runs once the runtime answers.
+func TestSandboxCreateFailureRemovesAppCreatedBeside(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := fake.New(fake.WithImages("pause:1", "work:1"))
+		rt.Hang(fake.MethodCreate, "actorlet_POD_a_") // until the call's deadline: the create fails
+		h := newHarness(t, rt)
+		h.start()
+		p := testPod("a", "uid-a", v1.RestartPolicyAlways, "app")
+		p.Spec.HostNetwork = true
+		h.apply(p)
+		var removed string
+		waitFor(t, 5*time.Minute, "the app created beside the failed sandbox removed", func() bool {
+			for _, c := range rt.Calls() {
+				if c.Method == fake.MethodRemove {
+					removed = c.Arg
+				}
+			}
+			return removed != ""
+		})
+		rt.ClearFaults()
+		waitFor(t, 5*time.Minute, "the sandbox and the app running", func() bool {
+			return len(rt.Running("uid-a", runtimeadapter.SandboxName)) == 1 && len(rt.Running("uid-a", "app")) == 1
+		})
+		if _, ok := callOf(rt, fake.MethodStart, removed); ok {
+			t.Errorf("the app created beside the sandbox whose create failed (%s) was started", short(removed))
+		}
+		for _, c := range rt.Containers() {
+			if c.ID == removed {
+				t.Errorf("the app created beside the failed sandbox (%s) is still there, %s", short(removed), c.RawState)
+			}
+		}
+		if n := len(rt.Containers()); n != 2 {
+			t.Errorf("%d containers, want 2", n)
 		}
 		h.stop()
 		rt.Close()

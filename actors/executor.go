@@ -520,7 +520,13 @@ func (w *worker) createSandbox(attempt int, next *podsync.Start, beside bool) (s
 	}
 	spec := podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt)
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
-	id, err := w.createAndStart(spec, nil, w.startAhead(next, beside))
+	ahead := w.startAhead(next, beside)
+	var meanwhile func(string) func(error)
+	if ahead != nil {
+		meanwhile = ahead.meanwhile
+	}
+	id, err := w.createAndStart(spec, nil, meanwhile)
+	ahead.settle(err)
 	if err == nil {
 		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
 	}
