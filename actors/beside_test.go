@@ -39,23 +39,30 @@ func podContainer(t *testing.T, rt *fake.Runtime, uid, name string) runtimeadapt
 	return out[0]
 }
 
+// noSandboxContainers is a runtime without the SandboxContainers
+// capability (as a CRI runtime), and without the fake's others.
+type noSandboxContainers struct{ runtimeadapter.Runtime }
+
 // A host-network pod's app container is created while its sandbox is
 // created (each create takes 0.5 s here) and started while the sandbox
 // starts (each start takes 1 s): its start call begins once the sandbox
 // exists and before the sandbox's start has returned. A pod whose app
-// joins a namespace of the sandbox (its network, or its PID namespace)
-// starts it only after. Either way: two creates, two starts, the
+// joins a namespace of the sandbox (its network, or its PID namespace),
+// or runs on a runtime whose sandbox is no container (CRI), starts it
+// only after. Either way: two creates, two starts, the
 // sandbox running and tracked.
 func TestAppStartsBesideSandbox(t *testing.T) {
 	yes := true
 	for _, c := range []struct {
 		name                  string
 		hostNetwork, sharePID bool
+		cri                   bool // the runtime makes containers inside their sandbox
 		beside                bool
 	}{
-		{"host network", true, false, true},
-		{"pod network: joins the sandbox's network", false, false, false},
-		{"host network, shareProcessNamespace: joins the sandbox's PID namespace", true, true, false},
+		{"host network", true, false, false, true},
+		{"pod network: joins the sandbox's network", false, false, false, false},
+		{"host network, shareProcessNamespace: joins the sandbox's PID namespace", true, true, false, false},
+		{"host network, on a runtime whose sandbox is no container (CRI)", true, false, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -64,6 +71,9 @@ func TestAppStartsBesideSandbox(t *testing.T) {
 				rt.SetDelay(fake.MethodStart, startTakes)
 				rt.SetDelay(fake.MethodCreate, createTakes)
 				h := newHarness(t, rt)
+				if c.cri {
+					h.cfg.Runtime = noSandboxContainers{rt}
+				}
 				h.start()
 				p := testPod("a", "uid-a", v1.RestartPolicyAlways, "app")
 				p.Spec.HostNetwork = c.hostNetwork

@@ -33,7 +33,8 @@ func JoinsSandbox(pod *v1.Pod) bool {
 	return !pod.Spec.HostNetwork || sharesPID(pod)
 }
 
-// startsBeside is Plan.StartBeside of plan p for pod: a new sandbox (not
+// startsBeside is Plan.StartBeside of plan p for pod, on a runtime whose
+// sandbox is a container (Input.SandboxIsContainer): a new sandbox (not
 // an adopted one), the pod's first (attempt 0: no sandbox of the pod ever
 // failed to start, or died), a start planned, and containers that join
 // none of its namespaces.
@@ -41,7 +42,8 @@ func startsBeside(pod *v1.Pod, p *Plan) bool {
 	return p.CreateSandbox && p.SandboxAttempt == 0 && len(p.Start) > 0 && !JoinsSandbox(pod)
 }
 
-// adoptsBeside reports whether the newest sandbox sb, created and never
+// adoptsBeside reports, on a runtime whose sandbox is a container
+// (Input.SandboxIsContainer), whether the newest sandbox sb, created and never
 // started, is adopted with the pod's containers planned as in a running
 // sandbox (the running ones kept): the pod's first sandbox, of the pod's
 // spec, whose containers join none of its namespaces. Such a pod's first

@@ -31,63 +31,72 @@ func TestStartBeside(t *testing.T) {
 	cs := func(c ...runtimeadapter.Container) []runtimeadapter.Container { return c }
 
 	for _, c := range []struct {
-		name string
-		pod  *v1.Pod
-		cs   []runtimeadapter.Container
-		want string // summary, then "; beside" when StartBeside
+		name  string
+		pod   *v1.Pod
+		cs    []runtimeadapter.Container
+		want  string // summary, then "; beside" when StartBeside
+		inCRI bool   // on a runtime that makes containers inside their sandbox
 	}{
 		{"new host-network pod: the app starts beside its sandbox", hostNet, nil,
-			"sandbox#0; start app#0(Created); beside"},
+			"sandbox#0; start app#0(Created); beside", false},
 		{"new host-network pod of two: the first beside, the second after", hostTwo, nil,
-			"sandbox#0; start a#0(Created); start b#0(Created); beside"},
+			"sandbox#0; start a#0(Created); start b#0(Created); beside", false},
 		{"new host-network pod with an init container: the init container beside", hostInit, nil,
-			"sandbox#0; start init1#0(Init); beside"},
+			"sandbox#0; start init1#0(Init); beside", false},
 		{"new pod on the pod network: it joins the sandbox's network, after", bridge, nil,
-			"sandbox#0; start app#0(Created)"},
+			"sandbox#0; start app#0(Created)", false},
 		{"new host-network pod sharing its PID namespace: it joins the sandbox's, after", hostPID, nil,
-			"sandbox#0; start app#0(Created)"},
+			"sandbox#0; start app#0(Created)", false},
 		{"a sandbox whose start failed: the next one starts alone first", hostNet,
 			cs(startFailedInst(inst(hostNet, "POD", 0, U, 0))),
-			"sandbox#1; start app#0(Created); rm POD-0"},
+			"sandbox#1; start app#0(Created); rm POD-0", false},
 		{"a sandbox that died: the next one starts alone first", hostNet,
 			cs(inst(hostNet, "POD", 0, X, 0), inst(hostNet, "app", 0, R, 0)),
-			"kill app-0(SandboxChanged); sandbox#1; start app#1(SandboxChanged)"},
+			"kill app-0(SandboxChanged); sandbox#1; start app#1(SandboxChanged)", false},
 
 		// Adoption of a created, never started sandbox (the agent stopped
 		// before its start returned).
 		{"host network, created sandbox, the app started beside it: kept, the sandbox started", hostNet,
 			cs(inst(hostNet, "POD", 0, U, 0), inst(hostNet, "app", 0, R, 0)),
-			"adopt sandbox POD-0"},
+			"adopt sandbox POD-0", false},
 		{"host network, created sandbox and app: both adopted", hostNet,
 			cs(inst(hostNet, "POD", 0, U, 0), inst(hostNet, "app", 0, U, 0)),
-			"adopt sandbox POD-0; adopt app-0"},
+			"adopt sandbox POD-0; adopt app-0", false},
 		{"host network, created sandbox alone: adopted, the app after it", hostNet,
 			cs(inst(hostNet, "POD", 0, U, 0)),
-			"adopt sandbox POD-0; start app#0(Created)"},
+			"adopt sandbox POD-0; start app#0(Created)", false},
 		{"host network, created sandbox, the app exited: restarted per restartPolicy", hostNet,
 			cs(inst(hostNet, "POD", 0, U, 0), inst(hostNet, "app", 0, X, 1)),
-			"adopt sandbox POD-0; start app#1(Restart)"},
+			"adopt sandbox POD-0; start app#1(Restart)", false},
 		{"host network, created sandbox, the init container started beside it: kept", hostInit,
 			cs(inst(hostInit, "POD", 0, U, 0), inst(hostInit, "init1", 0, R, 0)),
-			"adopt sandbox POD-0"},
+			"adopt sandbox POD-0", false},
 		{"pod network, created sandbox and a running app (not made by actorlet): as before, replaced", bridge,
 			cs(inst(bridge, "POD", 0, U, 0), inst(bridge, "app", 0, R, 0)),
-			"kill app-0(SandboxChanged); adopt sandbox POD-0; start app#1(SandboxChanged)"},
+			"kill app-0(SandboxChanged); adopt sandbox POD-0; start app#1(SandboxChanged)", false},
 		{"host network sharing PID, created sandbox and a running app: as before, replaced", hostPID,
 			cs(inst(hostPID, "POD", 0, U, 0), inst(hostPID, "app", 0, R, 0)),
-			"kill app-0(SandboxChanged); adopt sandbox POD-0; start app#1(SandboxChanged)"},
+			"kill app-0(SandboxChanged); adopt sandbox POD-0; start app#1(SandboxChanged)", false},
 		{"host network, a second sandbox created (never beside): as before, replaced", hostNet,
 			cs(inst(hostNet, "POD", 0, X, 0), inst(hostNet, "POD", 1, U, 0), inst(hostNet, "app", 1, R, 0)),
-			"kill app-1(SandboxChanged); adopt sandbox POD-1; start app#2(SandboxChanged)"},
+			"kill app-1(SandboxChanged); adopt sandbox POD-1; start app#2(SandboxChanged)", false},
 		{"host network, created sandbox of an old spec: as before, replaced", hostNet,
 			cs(inst(bridge, "POD", 0, U, 0), inst(hostNet, "app", 0, R, 0)),
-			"kill app-0(SandboxChanged); sandbox#1; start app#1(SandboxChanged); rm POD-0"},
+			"kill app-0(SandboxChanged); sandbox#1; start app#1(SandboxChanged); rm POD-0", false},
 		{"host network, running sandbox: nothing beside", hostNet,
 			cs(inst(hostNet, "POD", 0, R, 0)),
-			"start app#0(Created)"},
+			"start app#0(Created)", false},
+
+		// A CRI runtime makes a container inside its sandbox (which
+		// RunPodSandbox creates and starts in one call): nothing beside.
+		{"CRI: new host-network pod: the app after its sandbox", hostNet, nil,
+			"sandbox#0; start app#0(Created)", true},
+		{"CRI: host network, created sandbox and a running app: as before, replaced", hostNet,
+			cs(inst(hostNet, "POD", 0, U, 0), inst(hostNet, "app", 0, R, 0)),
+			"kill app-0(SandboxChanged); adopt sandbox POD-0; start app#1(SandboxChanged)", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := Compute(Input{Node: node, Pod: c.pod, Containers: c.cs, Now: now, Backoff: policy})
+			p := Compute(Input{Node: node, Pod: c.pod, Containers: c.cs, Now: now, Backoff: policy, SandboxIsContainer: !c.inCRI})
 			got := summary(p)
 			if p.StartBeside {
 				got += "; beside"

@@ -63,6 +63,11 @@ type Input struct {
 	// (StandbyConfig).
 	HostIPs []string
 	Objects Objects
+	// SandboxIsContainer: the runtime's sandbox is a container that the
+	// pod's containers reference only through the namespaces they join
+	// (runtimeadapter.SandboxContainers: Docker). Only then may a
+	// container start beside its sandbox (Plan.StartBeside).
+	SandboxIsContainer bool
 }
 
 // Kill stops a running (or half-created) container with a grace period.
@@ -675,7 +680,7 @@ func compute(in Input, h *history) Plan {
 	}
 
 	sbOK := sb != nil && sb.State == runtimeadapter.StateRunning && labelHash(sb) == SandboxHash(pod)
-	if !sbOK && adoptsBeside(pod, sb) {
+	if !sbOK && in.SandboxIsContainer && adoptsBeside(pod, sb) {
 		// Started below, before any start; the containers (maybe started
 		// beside it) are planned as in a running sandbox.
 		p.AdoptSandboxID, sbOK = sb.ID, true
@@ -732,7 +737,7 @@ func compute(in Input, h *history) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
 			}
 		}
-		p.StartBeside = startsBeside(pod, &p)
+		p.StartBeside = in.SandboxIsContainer && startsBeside(pod, &p)
 		p.dropStandbys(g)
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)
