@@ -62,9 +62,9 @@ type Runtime struct {
 }
 
 var (
-	_ runtimeadapter.Runtime     = (*Runtime)(nil)
-	_ runtimeadapter.EventSource = (*Runtime)(nil)
-	_ runtimeadapter.ExitSource  = (*Runtime)(nil)
+	_ runtimeadapter.Runtime           = (*Runtime)(nil)
+	_ runtimeadapter.EventSource       = (*Runtime)(nil)
+	_ runtimeadapter.ExitSource        = (*Runtime)(nil)
 	_ runtimeadapter.Typed             = (*Runtime)(nil)
 	_ runtimeadapter.SandboxContainers = (*Runtime)(nil)
 )

@@ -121,7 +121,7 @@ const (
 )
 
 var (
-	podNames       = []string{"alpha", "beta", "gamma", "delta"}
+	podNames = []string{"alpha", "beta", "gamma", "delta"}
 	// hostNetworkPod is the pod on the host's network, whose first
 	// container starts beside its sandbox (podsync.Plan.StartBeside): a
 	// name rather than a draw, so that the kept failfiles still replay.
