@@ -192,6 +192,15 @@ func capability[T any](rt runtimeadapter.Runtime) (T, bool) {
 	return zero, false
 }
 
+// sandboxIsContainer reports whether the runtime's sandbox is a container
+// the pod's containers reference only through the namespaces they join
+// (runtimeadapter.SandboxContainers): then a container that joins none
+// may start beside its sandbox.
+func sandboxIsContainer(rt runtimeadapter.Runtime) bool {
+	s, ok := capability[runtimeadapter.SandboxContainers](rt)
+	return ok && s.SandboxIsContainer()
+}
+
 // runtimeType is the runtime's type for the container IDs of pod
 // statuses (runtimeadapter.Typed; "": Docker's). A pod actor starts
 // after the node's first successful list, by when a CRI runtime has

@@ -190,7 +190,7 @@ func (w *worker) run(plan podsync.Plan) []error {
 		if len(plan.Start) > 0 {
 			next = &plan.Start[0]
 		}
-		id, err := w.createSandbox(plan.SandboxAttempt, next)
+		id, err := w.createSandbox(plan.SandboxAttempt, next, plan.StartBeside)
 		if err != nil && w.aborted() {
 			return errs // the pod was removed or changed meanwhile: its next plan says what to do
 		}
@@ -401,11 +401,18 @@ var errExistsExited = errors.New("an instance of that name already ran; listing 
 // adopted if it was created and never started (it is started) or runs
 // (it is left alone); one that already ran is never started again (its
 // exit would be lost, restartCount and CrashLoopBackOff with it). ahead,
-// when not nil, holds the create already made (see startAhead);
+// when not nil, holds the create (and maybe the start) already made (see
+// startAhead);
 // meanwhile, when not nil, runs once the container is created, and the
 // function it returns once its start has returned, with the start's
 // error.
 func (w *worker) createAndStart(spec runtimeadapter.ContainerSpec, ahead *prepared, meanwhile func(id string) func(error)) (string, error) {
+	if ahead != nil && ahead.started {
+		if ahead.startErr != nil {
+			return ahead.id, w.startFailure(ahead.id, spec.Name, ahead.startErr)
+		}
+		return ahead.id, nil
+	}
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	defer cancel()
 	var id string
@@ -532,8 +539,8 @@ func (w *worker) sandboxIP(c *v1.Container) (string, error) {
 
 // createSandbox creates and starts the pod's sandbox; next, the plan's
 // first start, if any, is made ready and created while the sandbox
-// starts (see startAhead).
-func (w *worker) createSandbox(attempt int, next *podsync.Start) (string, error) {
+// starts, and with beside started too (see startAhead).
+func (w *worker) createSandbox(attempt int, next *podsync.Start, beside bool) (string, error) {
 	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 	err := w.cfg.Runtime.EnsureImage(ctx, w.cfg.PodInfraImage)
 	cancel()
@@ -542,7 +549,13 @@ func (w *worker) createSandbox(attempt int, next *podsync.Start) (string, error)
 	}
 	spec := podsync.SandboxSpec(w.cfg.NodeName, w.pod, w.cfg.PodInfraImage, attempt)
 	spec.Labels = withPodStart(spec.Labels, w.podStart)
-	id, err := w.createAndStart(spec, nil, w.startAhead(next))
+	ahead := w.startAhead(next, beside)
+	var meanwhile func(string) func(error)
+	if ahead != nil {
+		meanwhile = ahead.meanwhile
+	}
+	id, err := w.createAndStart(spec, nil, meanwhile)
+	ahead.settle(err)
 	if err == nil {
 		w.log.Info("sandbox started", zap.String("id", short(id)), zap.Int("attempt", attempt))
 	}
@@ -562,6 +575,10 @@ type prepared struct {
 	created   bool
 	id        string
 	createErr error
+	// started: the container was also started beside its sandbox (see
+	// startAhead), with this outcome.
+	started  bool
+	startErr error
 }
 
 // prepare makes start s (not an adoption) ready for its create: the

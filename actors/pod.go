@@ -136,7 +136,8 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 		a.inc = incarnations.Add(1)
 		a.m = podstate.NewPod(podstate.Config{UID: a.uid, Node: a.cfg.NodeName, Backoff: a.cfg.Backoff,
 			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: a.cfg.Spec.HostIPs,
-			RuntimeType: runtimeType(a.cfg.Runtime), Standby: a.cfg.Standby}, a.cfg.History.Pod(string(a.uid)))
+			RuntimeType: runtimeType(a.cfg.Runtime), Standby: a.cfg.Standby, SandboxIsContainer: sandboxIsContainer(a.cfg.Runtime)},
+			a.cfg.History.Pod(string(a.uid)))
 		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.apply(ctx, a.m.Step(podstate.Started{}, a.cfg.Clock.Now()))
 	case *actor.Restarting:

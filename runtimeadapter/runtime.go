@@ -347,6 +347,18 @@ type Typed interface {
 	RuntimeType() string
 }
 
+// SandboxContainers is implemented by runtimes whose pod sandbox is an
+// ordinary container that the pod's other containers reference only
+// through the namespaces they join ("container:<id>" network and PID
+// modes): Docker, and the fake. A container that joins none of them
+// (hostNetwork, no shared PID namespace) may then be created and started
+// while its sandbox is made (see podsync.Plan.StartBeside). A CRI runtime
+// makes each container inside its pod sandbox (CreateContainer needs it
+// ready), so it does not implement it.
+type SandboxContainers interface {
+	SandboxIsContainer() bool
+}
+
 // LogOptions selects what Logs returns.
 type LogOptions struct {
 	Follow     bool

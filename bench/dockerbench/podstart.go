@@ -194,14 +194,28 @@ func (e *Env) cliPodStart(round int) (time.Duration, error) {
 	return t.Sub(t0), nil
 }
 
+// apiMode is how apiPod makes a pod's two containers.
+type apiMode int
+
+const (
+	// apiSequential: create and start the sandbox, then the app.
+	apiSequential apiMode = iota
+	// apiPrecreated: both created before the clock starts; then the
+	// sandbox's start, then the app's (the floor of any agent that
+	// creates ahead and starts the app after its sandbox).
+	apiPrecreated
+	// apiParallel: the sandbox's create + start and the app's at once
+	// (the floor for a pod whose app joins no namespace of its sandbox,
+	// started beside it).
+	apiParallel
+)
+
 // apiPodStart is the runtime's own work for one pod, through its API with
-// no CLI and no agent: create and start the sandbox, then the app
-// (created, when precreate, before the clock starts: then only the two
-// starts are timed, the floor of any agent that creates ahead). It
-// returns the app's StartedAt after the first call began.
-func (e *Env) apiPodStart(precreate bool) (time.Duration, error) {
+// no CLI and no agent (see apiMode). It returns the app's StartedAt after
+// the first call began.
+func (e *Env) apiPodStart(mode apiMode) (time.Duration, error) {
 	defer e.CleanupRun()
-	return e.apiPod(precreate)
+	return e.apiPod(mode)
 }
 
 // benchAppLabel marks the app containers made through the API.
@@ -209,7 +223,8 @@ const benchAppLabel = BenchLabel + ".app"
 
 // apiPod is apiPodStart without the clean-up; its containers carry
 // BenchLabel, the app benchAppLabel too.
-func (e *Env) apiPod(precreate bool) (time.Duration, error) {
+func (e *Env) apiPod(mode apiMode) (time.Duration, error) {
+	precreate := mode == apiPrecreated
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
@@ -232,7 +247,29 @@ func (e *Env) apiPod(precreate bool) (time.Duration, error) {
 		}
 	}
 	t0 := time.Now()
+	if mode == apiParallel {
+		ids = make([]string, 2)
+		errs := make(chan error, 2)
+		for i, img := range []string{testimages.PauseTag, testimages.TestWorkloadTag} {
+			go func() {
+				id, err := create(img)
+				if err == nil {
+					ids[i] = id
+					err = e.Cli.ContainerStart(ctx, id, container.StartOptions{})
+				}
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				return 0, err
+			}
+		}
+	}
 	for i, img := range []string{testimages.PauseTag, testimages.TestWorkloadTag} {
+		if mode == apiParallel {
+			break
+		}
 		if !precreate {
 			id, err := create(img)
 			if err != nil {
@@ -255,13 +292,13 @@ func (e *Env) apiPod(precreate bool) (time.Duration, error) {
 // created and started through Docker's API, all pods at once, no agent.
 // It returns the first and the last app's StartedAt after the calls
 // began.
-func (e *Env) apiBurst(n int) (first, last time.Duration, err error) {
+func (e *Env) apiBurst(n int, mode apiMode) (first, last time.Duration, err error) {
 	defer e.CleanupRun()
 	t0 := time.Now()
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			_, err := e.apiPod(false)
+			_, err := e.apiPod(mode)
 			errs <- err
 		}()
 	}
@@ -306,15 +343,17 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 		}
 		sides = append(sides, side{"actorlet at " + o.BaseRev + " (base)", baseBin, nil})
 	}
-	one = make([]PodStarts, len(sides)+3)
-	burst = make([]PodStarts, len(sides)+1)
+	one = make([]PodStarts, len(sides)+4)
+	burst = make([]PodStarts, len(sides)+2)
 	burst[len(sides)].Name = "Docker API, every pod at once, no agent (the floor)"
+	burst[len(sides)+1].Name = "Docker API, every pod at once, sandbox and app at once (the floor, app beside)"
 	for i, s := range sides {
 		one[i].Name, burst[i].Name = s.name, s.name
 	}
 	one[len(sides)].Name = "2 × docker run -d, one after the other (CLI)"
 	one[len(sides)+1].Name = "Docker API: create + start, sandbox then app (no CLI, no agent)"
 	one[len(sides)+2].Name = "Docker API: start + start of the two created containers (the floor)"
+	one[len(sides)+3].Name = "Docker API: sandbox and app at once, each create + start (the floor, app beside)"
 	for r := range o.Rounds {
 		e.logf("pstart: round %d of %d, 1 pod (load %s)", r+1, o.Rounds, report.Load())
 		for i, s := range sides {
@@ -326,8 +365,9 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 		}
 		measures := []func() (time.Duration, error){
 			func() (time.Duration, error) { return e.cliPodStart(r) },
-			func() (time.Duration, error) { return e.apiPodStart(false) },
-			func() (time.Duration, error) { return e.apiPodStart(true) },
+			func() (time.Duration, error) { return e.apiPodStart(apiSequential) },
+			func() (time.Duration, error) { return e.apiPodStart(apiPrecreated) },
+			func() (time.Duration, error) { return e.apiPodStart(apiParallel) },
 		}
 		for j, m := range measures {
 			d, err := m()
@@ -349,13 +389,15 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 			}
 			burst[i].First, burst[i].Last = append(burst[i].First, f), append(burst[i].Last, l)
 		}
-		e.logf("pstart: round %d of %d, %d pods through the API (load %s)", r+1, o.Rounds, o.Burst, report.Load())
-		f, l, err := e.apiBurst(o.Burst)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%d pods through the API: %w", o.Burst, err)
+		for j, mode := range []apiMode{apiSequential, apiParallel} {
+			e.logf("pstart: round %d of %d, %d pods through the API, %s (load %s)", r+1, o.Rounds, o.Burst, burst[len(sides)+j].Name, report.Load())
+			f, l, err := e.apiBurst(o.Burst, mode)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%d pods through the API: %w", o.Burst, err)
+			}
+			k := len(sides) + j
+			burst[k].First, burst[k].Last = append(burst[k].First, f), append(burst[k].Last, l)
 		}
-		k := len(sides)
-		burst[k].First, burst[k].Last = append(burst[k].First, f), append(burst[k].Last, l)
 	}
 	return one, burst, nil
 }
@@ -391,7 +433,8 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 		Title:  "Pod start, 1 pod: manifest written → app container's StartedAt (Docker, host network)",
 		Header: []string{"starter", "rounds", "median", "min–max", "ratio to 2 × docker run (median)", "target"},
 	}
-	cli := med(one[len(one)-3].Last)
+	nAgents := len(burst) - 2
+	cli := med(one[nAgents].Last)
 	for i, s := range one {
 		ratio, tgt := report.Ratio(float64(med(s.Last)), float64(cli)), ""
 		if i == 0 {
@@ -399,20 +442,20 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 		}
 		t1.Add(s.Name, len(s.Last), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
 	}
-	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree, the base agent, two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, and two bare starts of containers created beforehand. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
+	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree, the base agent, two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, two bare starts of containers created beforehand, and the sandbox's and the app's create + start at once through the API. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
 	tb := &report.Table{
 		Title:  fmt.Sprintf("Pod start, %d pods written at once: the first and the last app container's StartedAt", o.Burst),
 		Header: []string{"agent", "rounds", "first, median", "first, min–max", "all started, median", "all, min–max", "all: ratio to base", "targets"},
 	}
 	for i, s := range burst {
 		ratio, tgt := "", ""
-		if len(burst) > 2 && i == 0 {
+		if nAgents > 1 && i == 0 {
 			ratio = report.Ratio(float64(med(s.Last)), float64(med(burst[1].Last)))
 			tgt = fmt.Sprintf("all ≤ %.1f× base; first ≤ %s", TargetPodStartBurstRatio, report.Ms(TargetPodStartBurstFirst))
 		}
 		tb.Add(s.Name, len(s.Last), report.Ms(med(s.First)), spread(s.First), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
 	}
-	tb.Notes = []string{"The agents alternate which goes first, round by round, then the API's burst; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s). The API's burst: each pod's create + start of the sandbox, then of the app, every pod in its own goroutine at once."}
+	tb.Notes = []string{"The agents alternate which goes first, round by round, then the API's burst; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s). The API's bursts: each pod's create + start of the sandbox, then of the app, every pod in its own goroutine at once; and the same with each pod's sandbox and app at once."}
 	return []*report.Table{t1, tb}, nil
 }
 

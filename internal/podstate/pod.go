@@ -43,6 +43,8 @@ type Config struct {
 	// Standby: keep the next instance of restartable app containers
 	// created ahead of their restart (podsync.Input.Standby).
 	Standby bool
+	// SandboxIsContainer: see podsync.Input.SandboxIsContainer.
+	SandboxIsContainer bool
 }
 
 // Phase is what the pod's machine is doing, or waits for.
@@ -283,7 +285,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 		Node: p.cfg.Node, Pod: pod, Containers: cs, Now: now, GC: gc,
 		Backoff: p.cfg.Backoff, History: p.records, Unhealthy: p.probes.unhealthy,
 		Started: p.probes.startupPassed,
-		Standby: p.cfg.Standby, HostIPs: p.cfg.HostIPs, Objects: p.objects,
+		Standby: p.cfg.Standby, HostIPs: p.cfg.HostIPs, Objects: p.objects, SandboxIsContainer: p.cfg.SandboxIsContainer,
 	})
 	if plan.RecordsChanged { // the exits seen, the restarts decided: kept outside the machine too
 		p.records = plan.Records

@@ -63,6 +63,11 @@ type Input struct {
 	// (StandbyConfig).
 	HostIPs []string
 	Objects Objects
+	// SandboxIsContainer: the runtime's sandbox is a container that the
+	// pod's containers reference only through the namespaces they join
+	// (runtimeadapter.SandboxContainers: Docker). Only then may a
+	// container start beside its sandbox (Plan.StartBeside).
+	SandboxIsContainer bool
 }
 
 // Kill stops a running (or half-created) container with a grace period.
@@ -110,9 +115,18 @@ type Plan struct {
 	// of creating one.
 	AdoptSandboxID string
 	// SandboxID is the running sandbox app containers join when neither
-	// CreateSandbox nor AdoptSandboxID is set.
+	// CreateSandbox nor AdoptSandboxID is set (with AdoptSandboxID, the
+	// same ID when the pod's containers are planned as in that sandbox:
+	// see adoptsBeside).
 	SandboxID string
-	Start     []Start
+	// StartBeside: Start[0] is created and started while the new sandbox
+	// starts, not after its start returned: the pod's containers join
+	// none of the sandbox's namespaces (see JoinsSandbox) and this is the
+	// pod's first sandbox. The start is issued once the sandbox exists
+	// (created); if the sandbox's start fails, the container is stopped
+	// and removed, and the next sandbox (attempt 1) starts alone first.
+	StartBeside bool
+	Start       []Start
 	// DropStandby are pending standbys that are not their container's
 	// next instance: removed after the kills, before any start (a start
 	// may reuse the runtime name of one).
@@ -666,6 +680,11 @@ func compute(in Input, h *history) Plan {
 	}
 
 	sbOK := sb != nil && sb.State == runtimeadapter.StateRunning && labelHash(sb) == SandboxHash(pod)
+	if !sbOK && in.SandboxIsContainer && adoptsBeside(pod, sb) {
+		// Started below, before any start; the containers (maybe started
+		// beside it) are planned as in a running sandbox.
+		p.AdoptSandboxID, sbOK = sb.ID, true
+	}
 
 	if !sbOK {
 		// A new sandbox: every running container is killed and the
@@ -718,6 +737,7 @@ func compute(in Input, h *history) Plan {
 				p.Start = append(p.Start, Start{Name: c.Name, Restarts: restarts(&latest) + 1, Reason: ReasonSandboxChanged})
 			}
 		}
+		p.StartBeside = in.SandboxIsContainer && startsBeside(pod, &p)
 		p.dropStandbys(g)
 		if in.GC {
 			p.Remove = append(p.Remove, olderDead(pod, g)...)

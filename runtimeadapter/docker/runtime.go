@@ -62,10 +62,11 @@ type Runtime struct {
 }
 
 var (
-	_ runtimeadapter.Runtime     = (*Runtime)(nil)
-	_ runtimeadapter.EventSource = (*Runtime)(nil)
-	_ runtimeadapter.ExitSource  = (*Runtime)(nil)
-	_ runtimeadapter.Typed       = (*Runtime)(nil)
+	_ runtimeadapter.Runtime           = (*Runtime)(nil)
+	_ runtimeadapter.EventSource       = (*Runtime)(nil)
+	_ runtimeadapter.ExitSource        = (*Runtime)(nil)
+	_ runtimeadapter.Typed             = (*Runtime)(nil)
+	_ runtimeadapter.SandboxContainers = (*Runtime)(nil)
 )
 
 // negotiateTimeout bounds the API version negotiation New makes.
@@ -190,6 +191,11 @@ func (r *Runtime) Ping(ctx context.Context) error {
 // RuntimeType implements runtimeadapter.Typed: container IDs in pod
 // status read "docker://<id>".
 func (r *Runtime) RuntimeType() string { return "docker" }
+
+// SandboxIsContainer implements runtimeadapter.SandboxContainers: a
+// sandbox is a container of the pause image; the pod's containers join
+// its namespaces by ID (ContainerSpec.NetworkMode, PidMode).
+func (r *Runtime) SandboxIsContainer() bool { return true }
 
 // Version returns the daemon's name and version as the kubelet shows a
 // node's container runtime: "docker://28.5.2".

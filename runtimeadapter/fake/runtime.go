@@ -15,8 +15,9 @@ import (
 )
 
 var (
-	_ runtimeadapter.Runtime     = (*Runtime)(nil)
-	_ runtimeadapter.EventSource = (*Runtime)(nil)
+	_ runtimeadapter.Runtime           = (*Runtime)(nil)
+	_ runtimeadapter.EventSource       = (*Runtime)(nil)
+	_ runtimeadapter.SandboxContainers = (*Runtime)(nil)
 )
 
 // Runtime is an in-memory container runtime. Create one with New; the zero
@@ -92,6 +93,11 @@ func New(opts ...Option) *Runtime {
 	}
 	return r
 }
+
+// SandboxIsContainer implements runtimeadapter.SandboxContainers, as
+// Docker: a sandbox is a container, and a start that joins a namespace of
+// a container that does not run fails.
+func (r *Runtime) SandboxIsContainer() bool { return true }
 
 // Close stops every container timer, ends every Events stream (its error
 // channel receives an error wrapping runtimeadapter.ErrUnavailable) and

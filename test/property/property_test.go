@@ -121,7 +121,11 @@ const (
 )
 
 var (
-	podNames       = []string{"alpha", "beta", "gamma", "delta"}
+	podNames = []string{"alpha", "beta", "gamma", "delta"}
+	// hostNetworkPod is the pod on the host's network, whose first
+	// container starts beside its sandbox (podsync.Plan.StartBeside): a
+	// name rather than a draw, so that the kept failfiles still replay.
+	hostNetworkPod = "delta"
 	containerNames = []string{"web", "db", "cache", "job"}
 	policies       = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
 	faultMethods   = []string{fake.MethodList, fake.MethodCreate, fake.MethodStart, fake.MethodStop, fake.MethodRemove,
@@ -372,6 +376,7 @@ func drawPod(t *rapid.T, name string) *v1.Pod {
 	if rapid.Bool().Draw(t, "explicitUID/"+name) {
 		p.UID = types.UID("uid-" + name) // spec changes then update in place
 	}
+	p.Spec.HostNetwork = name == hostNetworkPod
 	p.Spec.RestartPolicy = rapid.SampledFrom(policies).Draw(t, "policy/"+name)
 	grace := int64(rapid.SampledFrom([]int{0, 1, 5, 30}).Draw(t, "grace/"+name))
 	p.Spec.TerminationGracePeriodSeconds = &grace
@@ -717,9 +722,14 @@ func (w *world) settled() map[string]key {
 	return out
 }
 
-// joined: c runs in sandbox's network namespace.
+// joined: c runs in sandbox's network namespace (both on the host's,
+// for a host-network pod).
 func joined(rt *fake.Runtime, c runtimeadapter.Container, sandbox *runtimeadapter.Container) bool {
 	spec, err := rt.Spec(c.ID)
+	if err == nil && spec.NetworkMode == "host" {
+		sb, err := rt.Spec(sandbox.ID)
+		return err == nil && sb.NetworkMode == "host"
+	}
 	return err == nil && spec.NetworkMode == "container:"+sandbox.ID
 }
 
