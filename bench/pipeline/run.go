@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/actorlet/actorlet/bench/report"
@@ -16,6 +18,9 @@ type Options struct {
 	Tries  int // measurements of each row; the fastest is kept
 	Kills  int // containers killed in the end-to-end row
 	Log    io.Writer
+	// CPUProfile, when set, is a file for a CPU profile of the router →
+	// pod actors tries (pprof format).
+	CPUProfile string
 }
 
 // Targets of the issue.
@@ -73,7 +78,14 @@ func Run(opts Options) (Result, []*report.Table, error) {
 		_, err = e.Feed(bs, 1, metrics.KindPod, 5*time.Minute) // warm-up
 	}
 	if err == nil {
-		r.Pods, err = best("router → pod actors", func() (Throughput, error) { return e.Feed(bs, opts.Rounds, metrics.KindPod, 5*time.Minute) })
+		stop := func() {}
+		if opts.CPUProfile != "" {
+			stop, err = startCPUProfile(opts.CPUProfile)
+		}
+		if err == nil {
+			r.Pods, err = best("router → pod actors", func() (Throughput, error) { return e.Feed(bs, opts.Rounds, metrics.KindPod, 5*time.Minute) })
+			stop()
+		}
 	}
 	if err == nil {
 		var ub = bs
@@ -153,4 +165,18 @@ func (r Result) Tables() []*report.Table {
 	}
 	mt.Notes = []string{fmt.Sprintf("HeapAlloc %d B with the pods idle, %d B after the node stopped (the fake runtime, which still holds every container, and the benchmark's own data are in both). The pods have no probes; the node runs with metrics, as the actorlet binary does.", m.H1, m.H2)}
 	return []*report.Table{tp, mt, bt, st}
+}
+
+// startCPUProfile starts a CPU profile written to path; the function it
+// returns stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
