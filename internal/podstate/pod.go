@@ -278,7 +278,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 		p.lastGC = now
 	}
 	p.updateProbes(out)
-	cs := p.view.containers
+	cs := p.view.listing()
 	plan := podsync.Compute(podsync.Input{
 		Node: p.cfg.Node, Pod: pod, Containers: cs, Now: now, GC: gc,
 		Backoff: p.cfg.Backoff, History: p.records, Unhealthy: p.probes.unhealthy,
