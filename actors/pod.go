@@ -32,7 +32,9 @@ type podActor struct {
 	cfg  *Config // shared by every pod actor of the node
 	uid  types.UID
 	node *actor.PID
-	log  *zap.Logger
+	// log is the pod's logger while the pod is busy, nil while it is
+	// idle: see logger.
+	log *zap.Logger
 
 	m *podstate.Pod
 	// inc tells this incarnation's executor and timers from those of an
@@ -105,7 +107,6 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 func (a *podActor) Receive(ctx actor.Context) {
 	if a.uid == "" {
 		a.uid = podUIDOf(ctx.Self(), ctx.Parent())
-		a.log = a.cfg.Logger.With(zap.String("podUID", string(a.uid)))
 	}
 	if hook := podReceiveHook.Load(); hook != nil {
 		(*hook)(a.uid, ctx.Message())
@@ -121,10 +122,35 @@ func (a *podActor) Receive(ctx actor.Context) {
 	effects := a.m.Step(ev, a.cfg.Clock.Now())
 	a.listed = podstate.Listed{} // what the machine kept of it, it holds itself
 	if ns2, name2 := a.m.Name(); name2 != name || ns2 != ns {
-		a.log = a.log.With(zap.String("pod", ns2+"/"+name2))
+		a.log = nil // named anew
 	}
 	a.apply(ctx, effects)
+	if ph := a.m.Phase(); ph == podstate.PhaseIdle || ph == podstate.PhaseWaitingForSpec {
+		a.log = nil
+	}
 }
+
+// logger is the pod's logger (its UID and, once known, its
+// namespace/name as fields). An idle pod keeps none: a logger with
+// fields holds a copy of its core (with a JSON core, an encoder and its
+// buffer), and idle pods are most of a node's; the logger is made again
+// when the pod next logs or syncs.
+func (a *podActor) logger() *zap.Logger {
+	if a.log == nil {
+		fields := []zap.Field{zap.String("podUID", string(a.uid))}
+		if a.m != nil {
+			if ns, name := a.m.Name(); name != "" {
+				fields = append(fields, zap.String("pod", ns+"/"+name))
+			}
+		}
+		a.log = a.cfg.Logger.With(fields...)
+	}
+	return a.log
+}
+
+// debug: the pod's debug messages are logged (no fields are built for
+// them otherwise).
+func (a *podActor) debug() bool { return a.cfg.Logger.Core().Enabled(zap.DebugLevel) }
 
 // lifecycle handles the actor's own lifecycle messages, and reports
 // whether the message was one.
@@ -142,10 +168,10 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 	case *actor.Restarting:
 		a.cfg.Metrics.IncPodActorRestart()
 		a.stopTimer()
-		a.exec.stop(a.cfg.Clock, a.log)
+		a.exec.stop(a.cfg.Clock, a.logger())
 	case *actor.Stopping:
 		a.stopTimer()
-		a.exec.stop(a.cfg.Clock, a.log)
+		a.exec.stop(a.cfg.Clock, a.logger())
 	default:
 		return false
 	}
@@ -167,13 +193,13 @@ func (a *podActor) event(msg any) podstate.Event {
 		a.listed = podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
 		return &a.listed // no allocation per batch: the machine keeps nothing of it
 	case *protocol.ContainerExited:
-		if a.log.Core().Enabled(zap.DebugLevel) {
-			a.log.Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
+		if a.debug() {
+			a.logger().Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
 		}
 		return podstate.Died{ContainerID: m.ContainerID, ExitCode: m.ExitCode, At: m.At}
 	case *probeChanged:
 		if m.Change.ContainerID != "" && m.Change.Kill() {
-			a.log.Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(m.Change.Kind)))
+			a.logger().Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(m.Change.Kind)))
 		}
 		return podstate.ProbeChanged{Container: m.Container, Change: m.Change}
 	case *syncNow:
@@ -199,11 +225,11 @@ func ifInc(ok bool, ev podstate.Event) podstate.Event {
 }
 
 func (a *podActor) logTransitions(m *protocol.PodTransitions) {
-	if !a.log.Core().Enabled(zap.DebugLevel) { // no fields built per event unless they are logged
+	if !a.debug() { // no fields built per event unless they are logged
 		return
 	}
 	for _, e := range m.Events {
-		a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
+		a.logger().Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
 	}
 }
 
@@ -234,7 +260,7 @@ func (a *podActor) apply(ctx actor.Context, effects []podstate.Effect) {
 		case podstate.SyncTook:
 			a.cfg.Metrics.ObserveSync(e.Duration)
 		case podstate.SyncFailed:
-			a.log.Warn("pod sync failed; retrying", zap.Errors("errors", e.Errs), zap.Duration("retryIn", e.RetryIn))
+			a.logger().Warn("pod sync failed; retrying", zap.Errors("errors", e.Errs), zap.Duration("retryIn", e.RetryIn))
 		case podstate.Terminate:
 			a.terminate(ctx)
 		}
@@ -257,7 +283,7 @@ func (a *podActor) report(ctx actor.Context, r podstate.Report) {
 
 // terminate: the pod was removed and none of its containers is left.
 func (a *podActor) terminate(ctx actor.Context) {
-	a.log.Info("pod terminated: all containers removed")
+	a.logger().Info("pod terminated: all containers removed")
 	a.cfg.History.Forget(string(a.uid))
 	root, uid := a.cfg.Spec.RootDir, a.uid
 	go func() { // emptyDir volumes may be large: off the mailbox
