@@ -29,7 +29,7 @@ import (
 // including after a restart by its supervisor; its spec comes from the
 // router.
 type podActor struct {
-	cfg  *Config // shared by every pod actor of the node
+	cfg  *podShared // shared by every pod actor of the node
 	uid  types.UID
 	node *actor.PID
 	// log is the pod's logger while the pod is busy, nil while it is
@@ -76,11 +76,21 @@ var incarnations atomic.Uint64
 // so that an idle pod costs no props of its own. Their mailboxes run on
 // pool's goroutines (see package dispatch).
 func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props {
-	shared := &cfg
+	shared := &podShared{Config: cfg, machine: podstate.Config{Node: cfg.NodeName, Backoff: cfg.Backoff,
+		GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: cfg.Spec.HostIPs,
+		RuntimeType: runtimeType(cfg.Runtime), Standby: cfg.Standby}}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{cfg: shared, node: node}
 	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
 		actor.WithDispatcher(pool))...)
+}
+
+// podShared is what every pod actor of a node shares: the node's
+// configuration, and its pod machines' (one value for all: an idle pod
+// holds no copy).
+type podShared struct {
+	Config
+	machine podstate.Config
 }
 
 // mailboxThroughput is how many messages a pod actor takes in a row
@@ -118,12 +128,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 	if ev == nil {
 		return
 	}
-	ns, name := a.m.Name()
 	effects := a.m.Step(ev, a.cfg.Clock.Now())
 	a.listed = podstate.Listed{} // what the machine kept of it, it holds itself
-	if ns2, name2 := a.m.Name(); name2 != name || ns2 != ns {
-		a.log = nil // named anew
-	}
 	a.apply(ctx, effects)
 	if ph := a.m.Phase(); ph == podstate.PhaseIdle || ph == podstate.PhaseWaitingForSpec {
 		a.log = nil
@@ -160,9 +166,7 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
 		a.inc = incarnations.Add(1)
-		a.m = podstate.NewPod(podstate.Config{UID: a.uid, Node: a.cfg.NodeName, Backoff: a.cfg.Backoff,
-			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: a.cfg.Spec.HostIPs,
-			RuntimeType: runtimeType(a.cfg.Runtime), Standby: a.cfg.Standby}, a.cfg.History.Pod(string(a.uid)))
+		a.m = podstate.NewPodShared(&a.cfg.machine, a.cfg.History.Pod(string(a.uid)))
 		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.apply(ctx, a.m.Step(podstate.Started{}, a.cfg.Clock.Now()))
 	case *actor.Restarting:
@@ -183,8 +187,10 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 func (a *podActor) event(msg any) podstate.Event {
 	switch m := msg.(type) {
 	case *protocol.PodSpec:
+		a.log = nil // the pod may be named anew (see logger)
 		return podstate.SpecChanged{Pod: m.Pod, Objects: m.Objects}
 	case *protocol.PodRemoved:
+		a.log = nil
 		return podstate.Removed{Namespace: m.Namespace, Name: m.Name}
 	case *protocol.RuntimeState:
 		return podstate.RuntimeHealth{Healthy: m.Healthy}

@@ -86,7 +86,7 @@ const (
 
 // Pod is one pod's state machine.
 type Pod struct {
-	cfg   Config
+	cfg   *Config // may be shared with other pods' machines (NewPodShared)
 	phase Phase
 
 	pod    *v1.Pod // the last spec (kept after a removal: hooks come from it)
@@ -125,6 +125,14 @@ type Pod struct {
 // NewPod returns the machine of pod cfg.UID, with its container history
 // (records, by container name; read only: changes come out as Persist).
 func NewPod(cfg Config, records map[string]supervision.ContainerRecord) *Pod {
+	return &Pod{cfg: &cfg, records: records}
+}
+
+// NewPodShared is NewPod with a Config shared by the machines of a node's
+// pods (an idle pod then holds none of its own). Neither the caller nor the
+// machine changes *cfg; its UID is not read (a machine learns its pod from
+// its events).
+func NewPodShared(cfg *Config, records map[string]supervision.ContainerRecord) *Pod {
 	return &Pod{cfg: cfg, records: records}
 }
 
