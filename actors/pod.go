@@ -73,16 +73,21 @@ var incarnations atomic.Uint64
 
 // newPodProps returns the props of every pod actor of a router: one
 // value for all (a pod actor learns its UID from its name, "pod-<uid>"),
-// so that an idle pod costs no props of its own. Their mailboxes run on
-// pool's goroutines (see package dispatch).
+// so that an idle pod costs no props of its own. Their mailboxes
+// (dispatch.Mailbox: small, nothing allocated per message) run on pool's
+// goroutines (see package dispatch).
 func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props {
 	shared := &podShared{Config: cfg, machine: podstate.Config{Node: cfg.NodeName, Backoff: cfg.Backoff,
 		GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: cfg.Spec.HostIPs,
 		RuntimeType: runtimeType(cfg.Runtime), Standby: cfg.Standby}}
+	var counted []actor.MailboxMiddleware
+	if cfg.Metrics != nil {
+		counted = append(counted, cfg.Metrics.MailboxMiddleware(metrics.KindPod))
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{cfg: shared, node: node}
-	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
-		actor.WithDispatcher(pool))...)
+	}, actor.WithMailbox(dispatch.Mailbox(counted...)), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
+		actor.WithDispatcher(pool))
 }
 
 // podShared is what every pod actor of a node shares: the node's
