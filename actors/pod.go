@@ -45,8 +45,6 @@ type podActor struct {
 	timer podTimer
 	// probes: one child per container and probe kind, "<container>/<kind>".
 	probes map[string]*actor.PID
-	// listed is the event of the PLEG batch being stepped (reused).
-	listed podstate.Listed
 }
 
 // podTimer is the one timer the machine asked for; gen tells a stale
@@ -129,12 +127,19 @@ func (a *podActor) Receive(ctx actor.Context) {
 	if a.lifecycle(ctx) {
 		return
 	}
-	ev := a.event(ctx.Message())
-	if ev == nil {
-		return
+	var effects []podstate.Effect
+	if m, ok := ctx.Message().(*protocol.PodTransitions); ok {
+		// The common message: stepped without an event on the heap.
+		a.logTransitions(m)
+		effects = a.m.StepListed(podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil,
+			ObservedAt: m.ObservedAt, Version: m.Version}, a.cfg.Clock.Now())
+	} else {
+		ev := a.event(ctx.Message())
+		if ev == nil {
+			return
+		}
+		effects = a.m.Step(ev, a.cfg.Clock.Now())
 	}
-	effects := a.m.Step(ev, a.cfg.Clock.Now())
-	a.listed = podstate.Listed{} // what the machine kept of it, it holds itself
 	a.apply(ctx, effects)
 	if ph := a.m.Phase(); ph == podstate.PhaseIdle || ph == podstate.PhaseWaitingForSpec {
 		a.log = nil
@@ -199,10 +204,6 @@ func (a *podActor) event(msg any) podstate.Event {
 		return podstate.Removed{Namespace: m.Namespace, Name: m.Name}
 	case *protocol.RuntimeState:
 		return podstate.RuntimeHealth{Healthy: m.Healthy}
-	case *protocol.PodTransitions:
-		a.logTransitions(m)
-		a.listed = podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
-		return &a.listed // no allocation per batch: the machine keeps nothing of it
 	case *protocol.ContainerExited:
 		if a.debug() {
 			a.logger().Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))

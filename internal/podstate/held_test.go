@@ -80,6 +80,16 @@ func TestUnchangedListingAllocatesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("an unchanged PLEG listing allocates %.1f times, want 0", allocs)
 	}
+	// The same through StepListed, the pod actor's way (the event by value).
+	allocs = testing.AllocsPerRun(1000, func() {
+		at = at.Add(time.Millisecond)
+		if effs := p.StepListed(Listed{Containers: again, ObservedAt: at}, at); len(effs) != 0 {
+			t.Fatalf("an unchanged listing had effects %s", describe(effs))
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("StepListed of an unchanged listing allocates %.1f times, want 0", allocs)
+	}
 	if !p.view.until.Equal(at) {
 		t.Errorf("the listing held spans until %s, want the last listing's %s", p.view.until, at)
 	}

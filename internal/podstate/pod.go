@@ -167,6 +167,15 @@ func (p *Pod) Step(ev Event, now time.Time) []Effect {
 	return out
 }
 
+// StepListed is Step(&e, now) for a PLEG listing, without e escaping to
+// the heap: a pod actor steps one per PLEG batch, and an unchanged
+// listing then allocates nothing.
+func (p *Pod) StepListed(e Listed, _ time.Time) []Effect {
+	var out effects
+	p.takeListed(&out, e)
+	return out
+}
+
 func (p *Pod) step(out *effects, ev Event, now time.Time) {
 	switch e := ev.(type) {
 	case Started:
