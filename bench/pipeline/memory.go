@@ -59,7 +59,8 @@ func (s Site) Category() string {
 		return Categories[0]
 	case has(s.Via, "podsync.StatusWith") || has(s.Via, "podsync.containerStatus") || has(s.Via, "(*podActor).report"):
 		return Categories[1]
-	case has(s.Func, "runtimeadapter/fake.") || has(s.Via, "pleg.(*Relister).batch") || has(s.Via, "(*indexed).List"):
+	case has(s.Func, "runtimeadapter/fake.") || has(s.Via, "pleg.(*Relister).batch") || has(s.Via, "(*indexed).List") ||
+		has(s.Via, "podstate.hold") || has(s.Via, "podstate.packLabels"):
 		return Categories[2]
 	case has(s.Via, "internal/pleg."):
 		return Categories[3]
