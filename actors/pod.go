@@ -84,8 +84,7 @@ func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props 
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{cfg: shared, node: node}
-	}, actor.WithMailbox(dispatch.Mailbox(counted...)), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
-		actor.WithDispatcher(pool))
+	}, actor.WithMailbox(dispatch.Mailbox(counted...)), actor.WithDispatcher(pool))
 }
 
 // podShared is what every pod actor of a node shares: the node's
@@ -118,6 +117,7 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 }
 
 func (a *podActor) Receive(ctx actor.Context) {
+	defer a.logPanic(ctx)
 	if a.uid == "" {
 		a.uid = podUIDOf(ctx.Self(), ctx.Parent())
 	}
@@ -335,19 +335,15 @@ func (a *podActor) stopTimer() {
 // receives before it does; a panic there is a pod actor panic.
 var podReceiveHook atomic.Pointer[func(uid types.UID, msg any)]
 
-// logPanics logs a pod actor's panic with its stack, once, then lets it
-// go on to the supervisor (the router's strategy restarts the actor).
-func logPanics(log *zap.Logger) actor.ReceiverMiddleware {
-	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
-		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-			defer func() {
-				if r := recover(); r != nil {
-					log.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(podUIDOf(c.Self(), c.Parent()))),
-						zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", env.Message)), zap.ByteString("stack", debug.Stack()))
-					panic(r)
-				}
-			}()
-			next(c, env)
-		}
+// logPanic logs a pod actor's panic with its stack, once, then lets it go
+// on to the supervisor (the router's strategy restarts the actor). It is
+// deferred by Receive itself: as a receiver middleware it would make
+// protoactor wrap every message in an envelope (an allocation per
+// message) and give each pod actor its context extras.
+func (a *podActor) logPanic(ctx actor.Context) {
+	if r := recover(); r != nil {
+		a.cfg.Logger.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(podUIDOf(ctx.Self(), ctx.Parent()))),
+			zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", ctx.Message())), zap.ByteString("stack", debug.Stack()))
+		panic(r)
 	}
 }
