@@ -202,9 +202,9 @@ func sandboxIsContainer(rt runtimeadapter.Runtime) bool {
 }
 
 // runtimeType is the runtime's type for the container IDs of pod
-// statuses (runtimeadapter.Typed; "": Docker's). A pod actor starts
-// after the node's first successful list, by when a CRI runtime has
-// said its name.
+// statuses (runtimeadapter.Typed; "": Docker's). Read when a router
+// spawns its first pod actor (newPodProps), which comes after the node's
+// first successful list, by when a CRI runtime has said its name.
 func runtimeType(rt runtimeadapter.Runtime) string {
 	if t, ok := capability[runtimeadapter.Typed](rt); ok {
 		return t.RuntimeType()

@@ -784,7 +784,7 @@ const workerStopWait = 10 * time.Second
 
 // worker makes the worker of an effect: run's plan, or a list (run nil).
 func (a *podActor) worker(ctx actor.Context, run *podstate.Run) *worker {
-	w := &worker{cfg: *a.cfg, uid: a.uid, log: a.log}
+	w := &worker{cfg: a.cfg.Config, uid: a.uid, log: a.logger()}
 	if run != nil {
 		w.pod, w.hookPod, w.removedAs = run.Pod, run.HookPod, run.RemovedAs
 		w.objects, w.refresh = run.Objects, run.Refresh

@@ -29,10 +29,12 @@ import (
 // including after a restart by its supervisor; its spec comes from the
 // router.
 type podActor struct {
-	cfg  *Config // shared by every pod actor of the node
+	cfg  *podShared // shared by every pod actor of the node
 	uid  types.UID
 	node *actor.PID
-	log  *zap.Logger
+	// log is the pod's logger while the pod is busy, nil while it is
+	// idle: see logger.
+	log *zap.Logger
 
 	m *podstate.Pod
 	// inc tells this incarnation's executor and timers from those of an
@@ -43,8 +45,6 @@ type podActor struct {
 	timer podTimer
 	// probes: one child per container and probe kind, "<container>/<kind>".
 	probes map[string]*actor.PID
-	// listed is the event of the PLEG batch being stepped (reused).
-	listed podstate.Listed
 }
 
 // podTimer is the one timer the machine asked for; gen tells a stale
@@ -71,14 +71,28 @@ var incarnations atomic.Uint64
 
 // newPodProps returns the props of every pod actor of a router: one
 // value for all (a pod actor learns its UID from its name, "pod-<uid>"),
-// so that an idle pod costs no props of its own. Their mailboxes run on
-// pool's goroutines (see package dispatch).
+// so that an idle pod costs no props of its own. Their mailboxes
+// (dispatch.Mailbox: small, nothing allocated per message) run on pool's
+// goroutines (see package dispatch).
 func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props {
-	shared := &cfg
+	shared := &podShared{Config: cfg, machine: podstate.Config{Node: cfg.NodeName, Backoff: cfg.Backoff,
+		GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: cfg.Spec.HostIPs,
+		RuntimeType: runtimeType(cfg.Runtime), Standby: cfg.Standby, SandboxIsContainer: sandboxIsContainer(cfg.Runtime)}}
+	var counted []actor.MailboxMiddleware
+	if cfg.Metrics != nil {
+		counted = append(counted, cfg.Metrics.MailboxMiddleware(metrics.KindPod))
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &podActor{cfg: shared, node: node}
-	}, append(cfg.mailbox(metrics.KindPod), actor.WithReceiverMiddleware(logPanics(cfg.Logger)),
-		actor.WithDispatcher(pool))...)
+	}, actor.WithMailbox(dispatch.Mailbox(counted...)), actor.WithDispatcher(pool))
+}
+
+// podShared is what every pod actor of a node shares: the node's
+// configuration, and its pod machines' (one value for all: an idle pod
+// holds no copy).
+type podShared struct {
+	Config
+	machine podstate.Config
 }
 
 // mailboxThroughput is how many messages a pod actor takes in a row
@@ -103,9 +117,9 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 }
 
 func (a *podActor) Receive(ctx actor.Context) {
+	defer a.logPanic(ctx)
 	if a.uid == "" {
 		a.uid = podUIDOf(ctx.Self(), ctx.Parent())
-		a.log = a.cfg.Logger.With(zap.String("podUID", string(a.uid)))
 	}
 	if hook := podReceiveHook.Load(); hook != nil {
 		(*hook)(a.uid, ctx.Message())
@@ -113,18 +127,46 @@ func (a *podActor) Receive(ctx actor.Context) {
 	if a.lifecycle(ctx) {
 		return
 	}
-	ev := a.event(ctx.Message())
-	if ev == nil {
-		return
-	}
-	ns, name := a.m.Name()
-	effects := a.m.Step(ev, a.cfg.Clock.Now())
-	a.listed = podstate.Listed{} // what the machine kept of it, it holds itself
-	if ns2, name2 := a.m.Name(); name2 != name || ns2 != ns {
-		a.log = a.log.With(zap.String("pod", ns2+"/"+name2))
+	var effects []podstate.Effect
+	if m, ok := ctx.Message().(*protocol.PodTransitions); ok {
+		// The common message: stepped without an event on the heap.
+		a.logTransitions(m)
+		effects = a.m.StepListed(podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil,
+			ObservedAt: m.ObservedAt, Version: m.Version}, a.cfg.Clock.Now())
+	} else {
+		ev := a.event(ctx.Message())
+		if ev == nil {
+			return
+		}
+		effects = a.m.Step(ev, a.cfg.Clock.Now())
 	}
 	a.apply(ctx, effects)
+	if ph := a.m.Phase(); ph == podstate.PhaseIdle || ph == podstate.PhaseWaitingForSpec {
+		a.log = nil
+	}
 }
+
+// logger is the pod's logger (its UID and, once known, its
+// namespace/name as fields). An idle pod keeps none: a logger with
+// fields holds a copy of its core (with a JSON core, an encoder and its
+// buffer), and idle pods are most of a node's; the logger is made again
+// when the pod next logs or syncs.
+func (a *podActor) logger() *zap.Logger {
+	if a.log == nil {
+		fields := []zap.Field{zap.String("podUID", string(a.uid))}
+		if a.m != nil {
+			if ns, name := a.m.Name(); name != "" {
+				fields = append(fields, zap.String("pod", ns+"/"+name))
+			}
+		}
+		a.log = a.cfg.Logger.With(fields...)
+	}
+	return a.log
+}
+
+// debug: the pod's debug messages are logged (no fields are built for
+// them otherwise).
+func (a *podActor) debug() bool { return a.cfg.Logger.Core().Enabled(zap.DebugLevel) }
 
 // lifecycle handles the actor's own lifecycle messages, and reports
 // whether the message was one.
@@ -134,19 +176,16 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 		// Rebuild from the runtime and ask the router for the spec (after
 		// a supervisor restart this actor remembers nothing).
 		a.inc = incarnations.Add(1)
-		a.m = podstate.NewPod(podstate.Config{UID: a.uid, Node: a.cfg.NodeName, Backoff: a.cfg.Backoff,
-			GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: a.cfg.Spec.HostIPs,
-			RuntimeType: runtimeType(a.cfg.Runtime), Standby: a.cfg.Standby, SandboxIsContainer: sandboxIsContainer(a.cfg.Runtime)},
-			a.cfg.History.Pod(string(a.uid)))
+		a.m = podstate.NewPodShared(&a.cfg.machine, a.cfg.History.Pod(string(a.uid)))
 		ctx.Request(ctx.Parent(), &protocol.SpecRequest{UID: a.uid})
 		a.apply(ctx, a.m.Step(podstate.Started{}, a.cfg.Clock.Now()))
 	case *actor.Restarting:
 		a.cfg.Metrics.IncPodActorRestart()
 		a.stopTimer()
-		a.exec.stop(a.cfg.Clock, a.log)
+		a.exec.stop(a.cfg.Clock, a.logger())
 	case *actor.Stopping:
 		a.stopTimer()
-		a.exec.stop(a.cfg.Clock, a.log)
+		a.exec.stop(a.cfg.Clock, a.logger())
 	default:
 		return false
 	}
@@ -158,23 +197,21 @@ func (a *podActor) lifecycle(ctx actor.Context) bool {
 func (a *podActor) event(msg any) podstate.Event {
 	switch m := msg.(type) {
 	case *protocol.PodSpec:
+		a.log = nil // the pod may be named anew (see logger)
 		return podstate.SpecChanged{Pod: m.Pod, Objects: m.Objects}
 	case *protocol.PodRemoved:
+		a.log = nil
 		return podstate.Removed{Namespace: m.Namespace, Name: m.Name}
 	case *protocol.RuntimeState:
 		return podstate.RuntimeHealth{Healthy: m.Healthy}
-	case *protocol.PodTransitions:
-		a.logTransitions(m)
-		a.listed = podstate.Listed{Containers: m.Containers, From: m.ListedFrom, Until: m.ListedUntil, ObservedAt: m.ObservedAt, Version: m.Version}
-		return &a.listed // no allocation per batch: the machine keeps nothing of it
 	case *protocol.ContainerExited:
-		if a.log.Core().Enabled(zap.DebugLevel) {
-			a.log.Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
+		if a.debug() {
+			a.logger().Debug("PLEG event", zap.String("type", string(protocol.ContainerDied)), zap.String("id", short(m.ContainerID)), zap.String("from", "runtime event"))
 		}
 		return podstate.Died{ContainerID: m.ContainerID, ExitCode: m.ExitCode, At: m.At}
 	case *probeChanged:
 		if m.Change.ContainerID != "" && m.Change.Kill() {
-			a.log.Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(m.Change.Kind)))
+			a.logger().Info("container unhealthy; killing it", zap.String("container", m.Container), zap.String("probe", string(m.Change.Kind)))
 		}
 		return podstate.ProbeChanged{Container: m.Container, Change: m.Change}
 	case *syncNow:
@@ -200,11 +237,11 @@ func ifInc(ok bool, ev podstate.Event) podstate.Event {
 }
 
 func (a *podActor) logTransitions(m *protocol.PodTransitions) {
-	if !a.log.Core().Enabled(zap.DebugLevel) { // no fields built per event unless they are logged
+	if !a.debug() { // no fields built per event unless they are logged
 		return
 	}
 	for _, e := range m.Events {
-		a.log.Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
+		a.logger().Debug("PLEG event", zap.String("type", string(e.Type)), zap.String("container", e.ContainerName), zap.String("id", short(e.ContainerID)))
 	}
 }
 
@@ -235,7 +272,7 @@ func (a *podActor) apply(ctx actor.Context, effects []podstate.Effect) {
 		case podstate.SyncTook:
 			a.cfg.Metrics.ObserveSync(e.Duration)
 		case podstate.SyncFailed:
-			a.log.Warn("pod sync failed; retrying", zap.Errors("errors", e.Errs), zap.Duration("retryIn", e.RetryIn))
+			a.logger().Warn("pod sync failed; retrying", zap.Errors("errors", e.Errs), zap.Duration("retryIn", e.RetryIn))
 		case podstate.Terminate:
 			a.terminate(ctx)
 		}
@@ -258,7 +295,7 @@ func (a *podActor) report(ctx actor.Context, r podstate.Report) {
 
 // terminate: the pod was removed and none of its containers is left.
 func (a *podActor) terminate(ctx actor.Context) {
-	a.log.Info("pod terminated: all containers removed")
+	a.logger().Info("pod terminated: all containers removed")
 	a.cfg.History.Forget(string(a.uid))
 	root, uid := a.cfg.Spec.RootDir, a.uid
 	go func() { // emptyDir volumes may be large: off the mailbox
@@ -298,19 +335,15 @@ func (a *podActor) stopTimer() {
 // receives before it does; a panic there is a pod actor panic.
 var podReceiveHook atomic.Pointer[func(uid types.UID, msg any)]
 
-// logPanics logs a pod actor's panic with its stack, once, then lets it
-// go on to the supervisor (the router's strategy restarts the actor).
-func logPanics(log *zap.Logger) actor.ReceiverMiddleware {
-	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
-		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-			defer func() {
-				if r := recover(); r != nil {
-					log.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(podUIDOf(c.Self(), c.Parent()))),
-						zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", env.Message)), zap.ByteString("stack", debug.Stack()))
-					panic(r)
-				}
-			}()
-			next(c, env)
-		}
+// logPanic logs a pod actor's panic with its stack, once, then lets it go
+// on to the supervisor (the router's strategy restarts the actor). It is
+// deferred by Receive itself: as a receiver middleware it would make
+// protoactor wrap every message in an envelope (an allocation per
+// message) and give each pod actor its context extras.
+func (a *podActor) logPanic(ctx actor.Context) {
+	if r := recover(); r != nil {
+		a.cfg.Logger.Error("pod actor panicked; its supervisor restarts it", zap.String("podUID", string(podUIDOf(ctx.Self(), ctx.Parent()))),
+			zap.Any("panic", r), zap.String("message", fmt.Sprintf("%T", ctx.Message())), zap.ByteString("stack", debug.Stack()))
+		panic(r)
 	}
 }

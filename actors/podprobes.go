@@ -49,7 +49,7 @@ func (a *podActor) spawnProbes(ctx actor.Context, pod *v1.Pod) {
 			if p == nil {
 				continue
 			}
-			props := newProbeProps(*a.cfg, kind, p, c, c.StartupProbe != nil, a.log, a.emitter(ctx))
+			props := newProbeProps(a.cfg.Config, kind, p, c, c.StartupProbe != nil, a.logger(), a.emitter(ctx))
 			put(&a.probes, c.Name+"/"+string(kind), ctx.Spawn(props))
 		}
 	}

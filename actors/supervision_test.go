@@ -6,6 +6,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -36,6 +39,8 @@ func TestPanickingPodActorIsContained(t *testing.T) {
 		rt := fake.New(fake.AutoImages(true))
 		rt.ScriptContainer("crash", fakeCrash)
 		h := newHarness(t, rt)
+		core, logs := observer.New(zapcore.ErrorLevel)
+		h.cfg.Logger = zap.New(core)
 		h.start()
 		bad := testPod("bad", "uid-bad", v1.RestartPolicyAlways, "crash")
 		good := testPod("good", "uid-good", v1.RestartPolicyAlways, "app")
@@ -46,6 +51,17 @@ func TestPanickingPodActorIsContained(t *testing.T) {
 		})
 		if n := panics.Load(); n != 6 {
 			t.Errorf("%d panics before the pod actor was stopped, want 6 (5 restarts allowed)", n)
+		}
+		// Each panic is logged once, naming the pod and the message.
+		logged := logs.FilterMessage("pod actor panicked; its supervisor restarts it").All()
+		if len(logged) != 6 {
+			t.Errorf("%d panics logged, want 6", len(logged))
+		}
+		for _, e := range logged {
+			if f := e.ContextMap(); f["podUID"] != "uid-bad" || f["message"] != "*protocol.PodTransitions" || f["stack"] == "" {
+				t.Errorf("panic logged with fields %v", f)
+				break
+			}
 		}
 		if len(rt.Running("uid-good", "app")) != 1 {
 			t.Fatal("the good pod stopped running")

@@ -96,7 +96,9 @@ type Env struct {
 	Node   *actor.PID
 	Router *actor.PID
 	// Reg holds actorlet's metrics (nil when started without them).
-	Reg  *prometheus.Registry
+	Reg *prometheus.Registry
+	// M is actorlet's metrics on Reg (nil when started without them).
+	M    *metrics.Metrics
 	Pods []*v1.Pod // as given to SetHostPods (the node keeps its own copies)
 	UIDs []types.UID
 
@@ -192,7 +194,8 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 	}
 	if withMetrics {
 		e.Reg = prometheus.NewRegistry()
-		cfg.Metrics = metrics.New(e.Reg)
+		e.M = metrics.New(e.Reg)
+		cfg.Metrics = e.M
 	}
 	props := actors.NodeProps(cfg)
 	routerc := make(chan *actor.PID, 1)

@@ -57,9 +57,11 @@ func (s Site) Category() string {
 	switch {
 	case has(s.Via, "prepareHostPod") || has(s.Via, "manifest."):
 		return Categories[0]
-	case has(s.Via, "podsync.StatusWith") || has(s.Via, "podsync.containerStatus") || has(s.Via, "(*podActor).report"):
+	case has(s.Via, "podsync.StatusWith") || has(s.Via, "podsync.StatusOn") || has(s.Via, "podsync.containerStatus") ||
+		has(s.Via, "podsync.ContainerID") || has(s.Via, "(*podActor).report") || has(s.Via, "podstate.(*Pod).report"):
 		return Categories[1]
-	case has(s.Func, "runtimeadapter/fake.") || has(s.Via, "pleg.(*Relister).batch") || has(s.Via, "(*indexed).List"):
+	case has(s.Func, "runtimeadapter/fake.") || has(s.Via, "pleg.(*Relister).batch") || has(s.Via, "(*indexed).List") ||
+		has(s.Via, "podstate.hold") || has(s.Via, "podstate.packLabels"):
 		return Categories[2]
 	case has(s.Via, "internal/pleg."):
 		return Categories[3]

@@ -21,6 +21,14 @@ func TestRunSmall(t *testing.T) {
 	if r.Memory.Tree <= 0 || r.Memory.Spec <= 0 || r.Memory.Status <= 0 {
 		t.Errorf("memory: %+v", r.Memory)
 	}
+	if len(r.Floors) != 2 {
+		t.Fatalf("%d floors, want 2", len(r.Floors))
+	}
+	for _, f := range r.Floors {
+		if f.Bytes <= 0 || f.Send.Events != 100 || f.Send.CPU <= 0 {
+			t.Errorf("floor %s: %+v", f.Name, f)
+		}
+	}
 	if testing.Verbose() {
 		for _, tb := range tables {
 			tb.Write(os.Stdout)

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/actorlet/actorlet/bench/report"
@@ -16,12 +18,15 @@ type Options struct {
 	Tries  int // measurements of each row; the fastest is kept
 	Kills  int // containers killed in the end-to-end row
 	Log    io.Writer
+	// CPUProfile, when set, is a file for a CPU profile of the router →
+	// pod actors tries (pprof format).
+	CPUProfile string
 }
 
 // Targets of the issue.
 const (
 	TargetPerSec   = 1_000_000
-	TargetActorMem = 4096
+	TargetActorMem = 3072 // issue 16 (issue 7 set 4096)
 )
 
 // Result of Run.
@@ -29,6 +34,8 @@ type Result struct {
 	Setup               time.Duration
 	Pods, Router, Kills Throughput
 	Memory              Memory
+	// Floors: bare protoactor actors, measured in the same run.
+	Floors []Floor
 }
 
 // Run starts a node with opts.Pods idle pods on the fake runtime, measures
@@ -73,7 +80,14 @@ func Run(opts Options) (Result, []*report.Table, error) {
 		_, err = e.Feed(bs, 1, metrics.KindPod, 5*time.Minute) // warm-up
 	}
 	if err == nil {
-		r.Pods, err = best("router → pod actors", func() (Throughput, error) { return e.Feed(bs, opts.Rounds, metrics.KindPod, 5*time.Minute) })
+		stop := func() {}
+		if opts.CPUProfile != "" {
+			stop, err = startCPUProfile(opts.CPUProfile)
+		}
+		if err == nil {
+			r.Pods, err = best("router → pod actors", func() (Throughput, error) { return e.Feed(bs, opts.Rounds, metrics.KindPod, 5*time.Minute) })
+			stop()
+		}
 	}
 	if err == nil {
 		var ub = bs
@@ -96,6 +110,14 @@ func Run(opts Options) (Result, []*report.Table, error) {
 	r.Memory, err = e.Finish(held)
 	if err != nil {
 		return r, nil, err
+	}
+	logf("pipeline: the floor: %d bare protoactor actors (load %s)", opts.Pods, report.Load())
+	r.Floors, err = MeasureFloor(opts.Pods, opts.Rounds, opts.Tries)
+	if err != nil {
+		return r, nil, err
+	}
+	for _, f := range r.Floors {
+		logf("pipeline: floor, %s: %.0f B per actor, %s CPU per message (load %s)", f.Name, f.Bytes, f.Send.CPUPerEvent(), report.Load())
 	}
 	return r, r.Tables(), nil
 }
@@ -152,5 +174,27 @@ func (r Result) Tables() []*report.Table {
 		st.Add(s.Func, s.Via, fmt.Sprintf("%.0f", s.Bytes))
 	}
 	mt.Notes = []string{fmt.Sprintf("HeapAlloc %d B with the pods idle, %d B after the node stopped (the fake runtime, which still holds every container, and the benchmark's own data are in both). The pods have no probes; the node runs with metrics, as the actorlet binary does.", m.H1, m.H2)}
-	return []*report.Table{tp, mt, bt, st}
+	ft := &report.Table{
+		Title:  fmt.Sprintf("The floor: %d bare protoactor actors that only count their messages (same run)", m.Pods),
+		Header: []string{"mailbox and dispatcher", "bytes per idle actor", "messages", "wall time", "messages/s", "CPU per message"},
+	}
+	for _, f := range r.Floors {
+		ft.Add(f.Name, fmt.Sprintf("%.0f", f.Bytes), f.Send.Events, f.Send.Elapsed.Round(time.Microsecond), fmt.Sprintf("%.0f", f.Send.PerSec()), f.Send.CPUPerEvent().Round(10*time.Nanosecond))
+	}
+	ft.Notes = []string{"Spawned as children of one parent, as pod actors are of the router; bytes are HeapAlloc (after GC) with the actors idle minus before them; messages are sent to each actor in turn from one goroutine, one per actor per round, as the router sends PLEG batches; the try with the least CPU per message is kept."}
+	return []*report.Table{tp, mt, bt, st, ft}
+}
+
+// startCPUProfile starts a CPU profile written to path; the function it
+// returns stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

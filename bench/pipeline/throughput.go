@@ -10,10 +10,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/actorlet/actorlet/internal/metrics"
 	"github.com/actorlet/actorlet/internal/protocol"
 	"github.com/actorlet/actorlet/messages"
 	"github.com/actorlet/actorlet/runtimeadapter"
@@ -54,35 +52,15 @@ func (e *Env) Batches(unknown bool) ([]*protocol.PodTransitions, error) {
 }
 
 // Processed returns how many user messages actors of kind (metrics.KindPod,
-// KindRouter) have processed, from actorlet's own mailbox counter.
+// KindRouter) have processed, from actorlet's own mailbox counter
+// (actorlet_mailbox_messages_total{kind}). It reads that one counter, not
+// the whole registry: Feed polls it every millisecond, and gathering the
+// registry each time was 14 % of the profile's samples.
 func (e *Env) Processed(kind string) (float64, error) {
-	if e.Reg == nil {
+	if e.M == nil {
 		return 0, errors.New("node started without metrics")
 	}
-	mfs, err := e.Reg.Gather()
-	if err != nil {
-		return 0, err
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != metrics.Namespace+"_mailbox_messages_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelIs(m, metrics.LabelKind, kind) {
-				return m.GetCounter().GetValue(), nil
-			}
-		}
-	}
-	return 0, nil
-}
-
-func labelIs(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
+	return e.M.MailboxMessages(kind), nil
 }
 
 // Throughput is one feeding of batches to the router.

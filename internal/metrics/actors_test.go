@@ -45,6 +45,13 @@ func TestMailboxMiddlewareCountsUserMessagesOnly(t *testing.T) {
 	if got := value(t, reg, "actorlet_mailbox_messages_total", labels{"kind": "pod"}); got != 2 {
 		t.Errorf("pod messages = %v, want 2", got)
 	}
+	// MailboxMessages reads the same counter without gathering.
+	if got := m.MailboxMessages(metrics.KindPod); got != 2 {
+		t.Errorf("MailboxMessages(pod) = %v, want 2", got)
+	}
+	if got := m.MailboxMessages(metrics.KindRouter); got != 0 {
+		t.Errorf("MailboxMessages(router) = %v, want 0", got)
+	}
 }
 
 // ping is the test actor's message; it replies with the same value.

@@ -32,4 +32,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	mw.MessagePosted("x")
 	mw.MessageReceived("x")
 	mw.MailboxEmpty()
+	if got := m.MailboxMessages(metrics.KindPod); got != 0 {
+		t.Errorf("MailboxMessages on nil Metrics = %v, want 0", got)
+	}
 }

@@ -88,7 +88,7 @@ const (
 
 // Pod is one pod's state machine.
 type Pod struct {
-	cfg   Config
+	cfg   *Config // may be shared with other pods' machines (NewPodShared)
 	phase Phase
 
 	pod    *v1.Pod // the last spec (kept after a removal: hooks come from it)
@@ -127,6 +127,14 @@ type Pod struct {
 // NewPod returns the machine of pod cfg.UID, with its container history
 // (records, by container name; read only: changes come out as Persist).
 func NewPod(cfg Config, records map[string]supervision.ContainerRecord) *Pod {
+	return &Pod{cfg: &cfg, records: records}
+}
+
+// NewPodShared is NewPod with a Config shared by the machines of a node's
+// pods (an idle pod then holds none of its own). Neither the caller nor the
+// machine changes *cfg; its UID is not read (a machine learns its pod from
+// its events).
+func NewPodShared(cfg *Config, records map[string]supervision.ContainerRecord) *Pod {
 	return &Pod{cfg: cfg, records: records}
 }
 
@@ -158,6 +166,15 @@ func (p *Pod) NextRetry() time.Duration {
 func (p *Pod) Step(ev Event, now time.Time) []Effect {
 	var out effects
 	p.step(&out, ev, now)
+	return out
+}
+
+// StepListed is Step(&e, now) for a PLEG listing, without e escaping to
+// the heap: a pod actor steps one per PLEG batch, and an unchanged
+// listing then allocates nothing.
+func (p *Pod) StepListed(e Listed, _ time.Time) []Effect {
+	var out effects
+	p.takeListed(&out, e)
 	return out
 }
 
@@ -280,7 +297,7 @@ func (p *Pod) sync(out *effects, now time.Time) {
 		p.lastGC = now
 	}
 	p.updateProbes(out)
-	cs := p.view.containers
+	cs := p.view.listing()
 	plan := podsync.Compute(podsync.Input{
 		Node: p.cfg.Node, Pod: pod, Containers: cs, Now: now, GC: gc,
 		Backoff: p.cfg.Backoff, History: p.records, Unhealthy: p.probes.unhealthy,

@@ -79,10 +79,11 @@ func (p *Pod) updateProbes(out *effects) {
 	present := map[string]bool{}
 	host := ""
 	var sbCreated time.Time
-	for _, c := range p.view.containers {
+	for _, h := range p.view.containers {
+		c := h.Container
 		present[c.ID] = true
-		name := c.Labels[runtimeadapter.LabelContainerName]
-		switch runtimeadapter.ContainerType(c.Labels[runtimeadapter.LabelContainerType]) {
+		name := h.labels.known(knownContainerName)
+		switch runtimeadapter.ContainerType(h.labels.known(knownContainerType)) {
 		case runtimeadapter.TypeSandbox:
 			if c.State == runtimeadapter.StateRunning && !c.CreatedAt.Before(sbCreated) {
 				host, sbCreated = c.IP, c.CreatedAt

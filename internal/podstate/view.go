@@ -11,7 +11,8 @@ import (
 type view struct {
 	// containers was taken between from and until (the list call's start
 	// and return), at the runtime's state version (0: none). See observe.
-	containers []runtimeadapter.Container
+	// Kept without label maps (see held).
+	containers []held
 	from       time.Time
 	until      time.Time
 	version    uint64
@@ -74,15 +75,23 @@ func (p *Pod) observe(cs []runtimeadapter.Container, from, until time.Time, vers
 }
 
 func (p *Pod) take(cs []runtimeadapter.Container, from, until time.Time, version uint64) bool {
-	p.recoverStart(cs)
 	v := &p.view
-	changed := !v.listed || !sameStates(cs, v.containers)
-	v.containers, v.from, v.until, v.version = cs, from, until, version
-	if changed {
-		p.probes.dirty = true
+	if v.listed && sameStates(cs, v.containers) {
+		// The same instances in the same states: what the machine holds
+		// stays (their other fields and labels are fixed per instance, and
+		// recoverStart has read them), only the span moves. A PLEG batch
+		// that changes nothing costs no allocation.
+		v.from, v.until, v.version = from, until, version
+		return false
 	}
-	return changed
+	p.recoverStart(cs)
+	v.containers, v.from, v.until, v.version = hold(cs), from, until, version
+	p.probes.dirty = true
+	return true
 }
+
+// listing is the listing held, with label maps (made anew: see unhold).
+func (v *view) listing() []runtimeadapter.Container { return unhold(v.containers) }
 
 // died marks the container e names exited in the listing held, if the
 // listing has it running (a death is final: actorlet never starts an
@@ -91,11 +100,11 @@ func (p *Pod) take(cs []runtimeadapter.Container, from, until time.Time, version
 // newer, and replaces this one with the runtime's own account.
 func (p *Pod) died(e Died) bool {
 	v := &p.view
-	i := slices.IndexFunc(v.containers, func(c runtimeadapter.Container) bool { return c.ID == e.ContainerID })
+	i := slices.IndexFunc(v.containers, func(c held) bool { return c.ID == e.ContainerID })
 	if i < 0 || v.containers[i].State != runtimeadapter.StateRunning {
 		return false
 	}
-	cs := slices.Clone(v.containers) // listings may be shared with their sender
+	cs := slices.Clone(v.containers) // the packed labels are shared: they never change
 	c := &cs[i]
 	c.State, c.RawState, c.FinishedAt = runtimeadapter.StateExited, "exited", e.At
 	if e.ExitCode >= 0 {
@@ -111,22 +120,22 @@ func (p *Pod) died(e Died) bool {
 	return true
 }
 
-// sameStates: the two listings have the same container instances in the
-// same states (what a plan and a status read of them).
-func sameStates(x, y []runtimeadapter.Container) bool {
+// sameStates: listing x has the same container instances in the same
+// states as the one held, y (what a plan and a status read of them).
+func sameStates(x []runtimeadapter.Container, y []held) bool {
 	if len(x) != len(y) {
 		return false
 	}
 	for i := range x {
 		c := &x[i]
 		j := i // listings usually come in the same order
-		if j >= len(y) || y[j].ID != c.ID {
-			j = slices.IndexFunc(y, func(o runtimeadapter.Container) bool { return o.ID == c.ID })
+		if y[j].ID != c.ID {
+			j = slices.IndexFunc(y, func(o held) bool { return o.ID == c.ID })
 			if j < 0 {
 				return false
 			}
 		}
-		o := &y[j]
+		o := &y[j].Container
 		if o.State != c.State || o.RawState != c.RawState || o.ExitCode != c.ExitCode || o.Reason != c.Reason ||
 			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP || o.Error != c.Error {
 			return false

@@ -73,6 +73,7 @@ func run(args []string) error {
 	rounds := fs.Int("rounds", 3, "relist: interleaved rounds of each side; the fastest round is kept")
 	benchtime := fs.Duration("benchtime", 400*time.Millisecond, "relist: time of each benchmark round")
 	pods := fs.Int("pods", 10000, "pipeline: idle pods on the fake runtime")
+	pipeProf := fs.String("pipeline-cpuprofile", "", "pipeline: write a CPU profile of the router → pod actors tries to this file")
 	baseRev := fs.String("base-rev", "", "pstart: git revision whose agent is the base of the burst (built in a temporary directory); empty: no base")
 	pstartRounds := fs.Int("pstart-rounds", 5, "pstart: alternating rounds of each side")
 	pstartFlags := fs.String("pstart-flags", "", "pstart: extra flags of this tree's agent, space-separated")
@@ -153,7 +154,7 @@ func run(args []string) error {
 			tables, err = runRelist(*rounds, *benchtime, log)
 		case "pipeline":
 			kills := max(*pods/10, 1)
-			_, tables, err = pipeline.Run(pipeline.Options{Pods: *pods, Rounds: 3, Tries: 3, Kills: kills, Log: log})
+			_, tables, err = pipeline.Run(pipeline.Options{Pods: *pods, Rounds: 3, Tries: 3, Kills: kills, Log: log, CPUProfile: *pipeProf})
 		case "stats":
 			var t *report.Table
 			requests := 200

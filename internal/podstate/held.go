@@ -1,0 +1,163 @@
+package podstate
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/actorlet/actorlet/internal/podsync"
+	"github.com/actorlet/actorlet/runtimeadapter"
+)
+
+// held is one container of the listing a machine holds: the runtime's
+// account of it without its label map (Labels is nil), and its labels
+// packed. An idle pod holds its listing for as long as it lives; a label
+// map costs about 600 B per container, the packed labels a third of that
+// (their strings are shared with the listing's map, not copied).
+type held struct {
+	runtimeadapter.Container
+	labels packedLabels
+}
+
+// knownLabels are the labels actorlet sets on its containers; a packed
+// label set keeps their values without their keys. At most 16.
+var knownLabels = [...]string{
+	runtimeadapter.LabelNode, runtimeadapter.LabelPodUID, runtimeadapter.LabelPodName, runtimeadapter.LabelPodNamespace,
+	runtimeadapter.LabelContainerName, runtimeadapter.LabelContainerType, runtimeadapter.LabelContainerHash,
+	runtimeadapter.LabelRestartCount, runtimeadapter.LabelGracePeriod, runtimeadapter.LabelPodStartTime,
+	podsync.LabelSandboxID, podsync.LabelStandby, podsync.LabelConfigHash, podsync.LabelSidecar,
+}
+
+// Indexes in knownLabels of the labels the machine reads itself.
+const (
+	knownContainerName = 4
+	knownContainerType = 5
+)
+
+// packedLabels is a label map as a machine keeps it: mask says which of
+// knownLabels are present, vals holds their values in knownLabels' order,
+// then any other labels (an image's own) as key, value pairs.
+type packedLabels struct {
+	mask uint16
+	vals []string
+}
+
+func knownIndex(k string) int {
+	for i, l := range knownLabels {
+		if l == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// packLabels packs m (nil or empty: no allocation).
+func packLabels(m map[string]string) packedLabels {
+	var p packedLabels
+	extra := 0
+	for k := range m {
+		if i := knownIndex(k); i >= 0 {
+			p.mask |= 1 << i
+		} else {
+			extra++
+		}
+	}
+	n := bits.OnesCount16(p.mask) + 2*extra
+	if n == 0 {
+		return p
+	}
+	p.vals = make([]string, 0, n)
+	for i, k := range knownLabels {
+		if p.mask&(1<<i) != 0 {
+			p.vals = append(p.vals, m[k])
+		}
+	}
+	if extra > 0 {
+		start := len(p.vals)
+		for k, v := range m {
+			if knownIndex(k) < 0 {
+				p.vals = append(p.vals, k, v)
+			}
+		}
+		sortPairs(p.vals[start:])
+	}
+	return p
+}
+
+// sortPairs sorts key, value pairs by key (a packed set is the same
+// whatever order its map was read in).
+func sortPairs(kv []string) {
+	type pair struct{ k, v string }
+	ps := make([]pair, len(kv)/2)
+	for i := range ps {
+		ps[i] = pair{kv[2*i], kv[2*i+1]}
+	}
+	slices.SortFunc(ps, func(a, b pair) int {
+		switch {
+		case a.k < b.k:
+			return -1
+		case a.k > b.k:
+			return 1
+		}
+		return 0
+	})
+	for i, p := range ps {
+		kv[2*i], kv[2*i+1] = p.k, p.v
+	}
+}
+
+// known returns the value of knownLabels[i] ("" when absent).
+func (p packedLabels) known(i int) string {
+	bit := uint16(1) << i
+	if p.mask&bit == 0 {
+		return ""
+	}
+	return p.vals[bits.OnesCount16(p.mask&(bit-1))]
+}
+
+// unpack returns the label map p was packed from (nil when it was empty).
+func (p packedLabels) unpack() map[string]string {
+	nk := bits.OnesCount16(p.mask)
+	if nk+len(p.vals) == 0 {
+		return nil
+	}
+	m := make(map[string]string, nk+(len(p.vals)-nk)/2)
+	j := 0
+	for i, k := range knownLabels {
+		if p.mask&(1<<i) != 0 {
+			m[k] = p.vals[j]
+			j++
+		}
+	}
+	for ; j+1 < len(p.vals); j += 2 {
+		m[p.vals[j]] = p.vals[j+1]
+	}
+	return m
+}
+
+// hold packs a listing.
+func hold(cs []runtimeadapter.Container) []held {
+	if len(cs) == 0 {
+		return nil
+	}
+	hs := make([]held, len(cs))
+	for i := range cs {
+		hs[i].Container = cs[i]
+		hs[i].Labels = nil
+		hs[i].labels = packLabels(cs[i].Labels)
+	}
+	return hs
+}
+
+// unhold returns the listing hs holds, with label maps made anew (a
+// sync's plan and status read them; they are garbage after it).
+func unhold(hs []held) []runtimeadapter.Container {
+	if len(hs) == 0 {
+		return nil
+	}
+	cs := make([]runtimeadapter.Container, len(hs))
+	for i := range hs {
+		cs[i] = hs[i].Container
+		cs[i].Labels = hs[i].labels.unpack()
+	}
+	return cs
+}
