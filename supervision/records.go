@@ -40,12 +40,23 @@ func (rs Records) Set(name string, r ContainerRecord) Records {
 			return rs
 		}
 	}
-	return append(rs, NamedRecord{Name: name, Record: r})
+	if len(rs) < cap(rs) {
+		return append(rs, NamedRecord{Name: name, Record: r})
+	}
+	// Grow by exactly one: a record is ~390 B, and a pod has a few.
+	out := make(Records, len(rs)+1)
+	copy(out, rs)
+	out[len(rs)] = NamedRecord{Name: name, Record: r}
+	return out
 }
 
-// Clone returns a copy with room for one more record.
+// Clone returns a copy of exactly the same length and capacity (Set grows
+// it by one when a record is added).
 func (rs Records) Clone() Records {
-	out := make(Records, len(rs), len(rs)+1)
+	if rs == nil {
+		return nil
+	}
+	out := make(Records, len(rs))
 	copy(out, rs)
 	return out
 }

@@ -25,6 +25,9 @@ func TestRecordsGetSetCloneEqual(t *testing.T) {
 	if len(c) != 2 || rs.Equal(c) {
 		t.Fatalf("clone after Set: %+v, equal %v", c, rs.Equal(c))
 	}
+	if d := c.Clone(); cap(d) != 2 || cap(d.Set("third", a)) != 3 {
+		t.Fatalf("Clone and Set do not keep the capacity exact: %d, %d", cap(d), cap(d.Set("third", a)))
+	}
 	reordered := Records{{Name: "side", Record: b}, {Name: "app", Record: a}}
 	if !rs.Equal(reordered) {
 		t.Fatal("the same records in another order are not Equal")
