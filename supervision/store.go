@@ -3,7 +3,6 @@ package supervision
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +25,7 @@ type History struct {
 	path string
 
 	mu   sync.Mutex
-	pods map[string]map[string]ContainerRecord // pod UID → container name → record
+	pods map[string]Records // pod UID → container name → record
 	// dirty: a change not yet given to the writer. writing is closed when
 	// the running writer ends (nil: none runs).
 	dirty   bool
@@ -35,8 +34,8 @@ type History struct {
 
 // historyFile is the state file's format.
 type historyFile struct {
-	Version int                                   `json:"version"`
-	Pods    map[string]map[string]ContainerRecord `json:"pods"`
+	Version int                `json:"version"`
+	Pods    map[string]Records `json:"pods"`
 }
 
 const historyVersion = 2
@@ -72,7 +71,7 @@ func NewHistory(path string, opts ...HistoryOption) (*History, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h := &History{path: path, pods: map[string]map[string]ContainerRecord{}}
+	h := &History{path: path, pods: map[string]Records{}}
 	if path == "" {
 		return h, nil
 	}
@@ -92,7 +91,7 @@ func NewHistory(path string, opts ...HistoryOption) (*History, error) {
 			return h, nil
 		}
 		if err == nil {
-			var pods map[string]map[string]ContainerRecord
+			var pods map[string]Records
 			if pods, err = parseHistory(b); err == nil {
 				h.pods = pods
 				if h.saveLocked() == nil {
@@ -107,7 +106,7 @@ func NewHistory(path string, opts ...HistoryOption) (*History, error) {
 }
 
 // parseHistory reads either format of the state file.
-func parseHistory(b []byte) (map[string]map[string]ContainerRecord, error) {
+func parseHistory(b []byte) (map[string]Records, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, err
@@ -122,7 +121,7 @@ func parseHistory(b []byte) (map[string]map[string]ContainerRecord, error) {
 		}
 		pods := f.Pods
 		if pods == nil {
-			pods = map[string]map[string]ContainerRecord{}
+			pods = map[string]Records{}
 		}
 		return pods, nil
 	}
@@ -136,32 +135,29 @@ func parseHistory(b []byte) (map[string]map[string]ContainerRecord, error) {
 // fromLegacy turns the old back-off records into container records that
 // know only the exit's instance ID and spec hash: its deadline stays, and
 // the next exit's delay follows on the curve from the recorded one.
-func fromLegacy(old map[string]legacyRecord) map[string]map[string]ContainerRecord {
-	pods := map[string]map[string]ContainerRecord{}
+func fromLegacy(old map[string]legacyRecord) map[string]Records {
+	pods := map[string]Records{}
 	for k, r := range old {
 		parts := strings.SplitN(k, "/", 3)
 		if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
 			continue
 		}
 		uid, name, hash := parts[0], parts[1], parts[2]
-		if pods[uid] == nil {
-			pods[uid] = map[string]ContainerRecord{}
-		}
-		if cur, ok := pods[uid][name]; ok && !r.Deadline.After(cur.RestartAt) {
+		if cur, ok := pods[uid].Get(name); ok && !r.Deadline.After(cur.RestartAt) {
 			continue // an older spec's record: the newest deadline wins
 		}
-		pods[uid][name] = ContainerRecord{
+		pods[uid] = pods[uid].Set(name, ContainerRecord{
 			Exit:      Exit{ContainerID: r.LastExit, Hash: hash},
 			RestartAt: r.Deadline,
 			Backoff:   BackoffEntry{Hash: hash, Delay: r.Delay, LastUpdate: r.Deadline.Add(-r.Delay)},
-		}
+		})
 	}
 	return pods
 }
 
 // Pod returns the records of a pod's containers by container name. The
 // map is shared: callers must not modify it.
-func (h *History) Pod(uid string) map[string]ContainerRecord {
+func (h *History) Pod(uid string) Records {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.pods[uid]
@@ -170,11 +166,11 @@ func (h *History) Pod(uid string) map[string]ContainerRecord {
 // Put replaces the records of a pod (the map is kept: callers must not
 // modify it afterwards) and writes the state file when what it keeps
 // changed (not for ContainerRecord.Seen alone).
-func (h *History) Put(uid string, recs map[string]ContainerRecord) {
+func (h *History) Put(uid string, recs Records) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	old := h.pods[uid]
-	if maps.EqualFunc(old, recs, ContainerRecord.Equal) {
+	if old.Equal(recs) {
 		return
 	}
 	if len(recs) == 0 {
@@ -189,14 +185,15 @@ func (h *History) Put(uid string, recs map[string]ContainerRecord) {
 
 // samePersisted: the state file would hold the same for a and b (a record
 // with nothing to keep is as none).
-func samePersisted(a, b map[string]ContainerRecord) bool {
-	for k, r := range a {
-		if !r.persistedEqual(b[k]) {
+func samePersisted(a, b Records) bool {
+	for _, n := range a {
+		r, _ := b.Get(n.Name)
+		if !n.Record.persistedEqual(r) {
 			return false
 		}
 	}
-	for k, r := range b {
-		if _, ok := a[k]; !ok && !r.persistedEqual(ContainerRecord{}) {
+	for _, n := range b {
+		if _, ok := a.Get(n.Name); !ok && !n.Record.persistedEqual(ContainerRecord{}) {
 			return false
 		}
 	}
@@ -204,17 +201,14 @@ func samePersisted(a, b map[string]ContainerRecord) bool {
 }
 
 // persisted is what the state file keeps: no record with nothing to keep.
-func (h *History) persisted() map[string]map[string]ContainerRecord {
-	out := make(map[string]map[string]ContainerRecord, len(h.pods))
+func (h *History) persisted() map[string]Records {
+	out := make(map[string]Records, len(h.pods))
 	for uid, recs := range h.pods {
-		for name, r := range recs {
-			if r.persistedEqual(ContainerRecord{}) {
+		for _, n := range recs {
+			if n.Record.persistedEqual(ContainerRecord{}) {
 				continue
 			}
-			if out[uid] == nil {
-				out[uid] = map[string]ContainerRecord{}
-			}
-			out[uid][name] = r
+			out[uid] = append(out[uid], n)
 		}
 	}
 	return out

@@ -21,13 +21,13 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	var r ContainerRecord
 	r = p.Restart(p.Observe(r, Exit{ContainerID: "a", Hash: "h1", FinishedAt: t0, ExitCode: 1, Reason: "Error"}), t0)
 	r = p.Observe(r, Exit{ContainerID: "b", Hash: "h1", RestartCount: 1, FinishedAt: t0.Add(time.Second), ExitCode: 1, Reason: "Error"})
-	h.Put("uid", map[string]ContainerRecord{"app": r})
+	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": r}))
 	h.Flush()
 	h2, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := h2.Pod("uid")["app"]
+	got, ok := h2.Pod("uid").Map()["app"]
 	if !ok || !got.Equal(r) {
 		t.Fatalf("read back %+v, want %+v", got, r)
 	}
@@ -73,7 +73,7 @@ func TestHistoryReadsTheOldBackoffFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok := h.Pod("uid")["app"]
+	r, ok := h.Pod("uid").Map()["app"]
 	if !ok || r.Exit.ContainerID != "b" || !r.RestartAt.Equal(deadline) || r.Exit.Known() {
 		t.Fatalf("imported %+v", r)
 	}
@@ -91,7 +91,7 @@ func TestHistoryReadsTheOldBackoffFile(t *testing.T) {
 		t.Errorf("old file still there: %v", err)
 	}
 	h2, err := NewHistory(path, WithLegacyBackoffFile(old))
-	if err != nil || h2.Pod("uid")["app"].Exit.ContainerID != "b" {
+	if err != nil || h2.Pod("uid").Map()["app"].Exit.ContainerID != "b" {
 		t.Fatalf("new file: %+v, %v", h2.Pod("uid"), err)
 	}
 }
@@ -104,22 +104,22 @@ func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Put("uid", map[string]ContainerRecord{"app": {Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Seen: Exit{ContainerID: "a", RestartCount: 3}}}))
 	h.Flush()
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a record of a running instance only was written: %v", err)
 	}
-	if got := h.Pod("uid")["app"].Seen.ContainerID; got != "a" {
+	if got := h.Pod("uid").Map()["app"].Seen.ContainerID; got != "a" {
 		t.Fatalf("kept in memory: %q", got)
 	}
 	exit := Exit{ContainerID: "a", RestartCount: 3, FinishedAt: t0, ExitCode: 1}
-	h.Put("uid", map[string]ContainerRecord{"app": {Exit: exit, Seen: Exit{ContainerID: "a", RestartCount: 3}}})
+	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Exit: exit, Seen: Exit{ContainerID: "a", RestartCount: 3}}}))
 	h.Flush()
 	h2, err := NewHistory(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := h2.Pod("uid")["app"]; r.Exit.ContainerID != "a" || r.Seen.ContainerID != "" {
+	if r := h2.Pod("uid").Map()["app"]; r.Exit.ContainerID != "a" || r.Seen.ContainerID != "" {
 		t.Fatalf("read back %+v: want the exit, not the instance seen", r)
 	}
 }
@@ -143,14 +143,14 @@ func TestHistoryWritesOffTheCaller(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.Put(uid, map[string]ContainerRecord{"app": r})
+			h.Put(uid, RecordsOf(map[string]ContainerRecord{"app": r}))
 		}()
 		if i == 49 {
 			want = map[string]ContainerRecord{"app": r}
 		}
 	}
 	wg.Wait()
-	h.Put("uid-last", want)
+	h.Put("uid-last", RecordsOf(want))
 	h.Forget("uid-0")
 	h.Flush()
 	h2, err := NewHistory(path)
@@ -159,11 +159,11 @@ func TestHistoryWritesOffTheCaller(t *testing.T) {
 	}
 	for i := 1; i < 5; i++ {
 		uid := fmt.Sprintf("uid-%d", i)
-		if got, ok := h2.Pod(uid)["app"]; !ok || !got.Equal(h.Pod(uid)["app"]) {
-			t.Errorf("%s read back %+v, want %+v", uid, got, h.Pod(uid)["app"])
+		if got, ok := h2.Pod(uid).Map()["app"]; !ok || !got.Equal(h.Pod(uid).Map()["app"]) {
+			t.Errorf("%s read back %+v, want %+v", uid, got, h.Pod(uid).Map()["app"])
 		}
 	}
-	if got := h2.Pod("uid-last")["app"]; !got.Equal(want["app"]) {
+	if got := h2.Pod("uid-last").Map()["app"]; !got.Equal(want["app"]) {
 		t.Errorf("uid-last read back %+v, want %+v", got, want["app"])
 	}
 	if len(h2.Pod("uid-0")) != 0 {

@@ -239,8 +239,8 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 		manifest.SetDefaults(d)
 		armedUIDs[i] = manifest.StaticPodUID(name, "host:"+d.Namespace+"/"+d.Name, d)
 		c := &p.Spec.Containers[0]
-		hist.Put(string(armedUIDs[i]), map[string]supervision.ContainerRecord{c.Name: {
-			Backoff: supervision.BackoffEntry{Hash: podsync.ContainerHash(c), Delay: time.Hour, LastUpdate: armed}}})
+		hist.Put(string(armedUIDs[i]), supervision.Records{{Name: c.Name, Record: supervision.ContainerRecord{
+			Backoff: supervision.BackoffEntry{Hash: podsync.ContainerHash(c), Delay: time.Hour, LastUpdate: armed}}}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -137,7 +137,7 @@ type (
 	}
 	// Persist the pod's container history (supervision.History).
 	Persist struct {
-		Records map[string]supervision.ContainerRecord
+		Records supervision.Records
 	}
 	// SpawnProbes: replace the probe children with those of Pod.
 	SpawnProbes struct{ Pod *v1.Pod }

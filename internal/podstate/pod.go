@@ -111,8 +111,8 @@ type Pod struct {
 	retry   time.Duration // the next retry delay after a failed sync (0: RetryInitial)
 	timerAt time.Time     // the timer set (zero: none)
 
-	records map[string]supervision.ContainerRecord // the pod's container history
-	waits   map[string]StartWait                   // containers whose start attempt failed
+	records supervision.Records  // the pod's container history
+	waits   map[string]StartWait // containers whose start attempt failed
 	probes  probes
 	// backoffEvents: container → message of its last BackOff event.
 	backoffEvents map[string]string
@@ -126,7 +126,7 @@ type Pod struct {
 
 // NewPod returns the machine of pod cfg.UID, with its container history
 // (records, by container name; read only: changes come out as Persist).
-func NewPod(cfg Config, records map[string]supervision.ContainerRecord) *Pod {
+func NewPod(cfg Config, records supervision.Records) *Pod {
 	return &Pod{cfg: &cfg, records: records}
 }
 
@@ -134,7 +134,7 @@ func NewPod(cfg Config, records map[string]supervision.ContainerRecord) *Pod {
 // pods (an idle pod then holds none of its own). Neither the caller nor the
 // machine changes *cfg; its UID is not read (a machine learns its pod from
 // its events).
-func NewPodShared(cfg *Config, records map[string]supervision.ContainerRecord) *Pod {
+func NewPodShared(cfg *Config, records supervision.Records) *Pod {
 	return &Pod{cfg: cfg, records: records}
 }
 

@@ -40,7 +40,7 @@ type Input struct {
 	// across restarts of the agent, so completed work is not run again and
 	// restart counts go on. Compute only reads it (it may be shared);
 	// Plan.Records is the history after the plan.
-	History map[string]supervision.ContainerRecord
+	History supervision.Records
 	// Unhealthy lists running container instances (by ID) whose liveness
 	// or startup probe failed, with the grace to kill them with (the
 	// probe's terminationGracePeriodSeconds, else the pod's). They are
@@ -147,7 +147,7 @@ type Plan struct {
 	// with the exits the plan saw and the restarts it decided.
 	// RecordsChanged says it differs from Input.History: the shell keeps
 	// it (the node's state file), and passes it to Status.
-	Records        map[string]supervision.ContainerRecord
+	Records        supervision.Records
 	RecordsChanged bool
 }
 
@@ -340,7 +340,7 @@ func group(cs []runtimeadapter.Container) grouped {
 // them: the runtime's listing, where an app or init container whose start
 // failed is an exit (asStartError), plus the recorded last exit of each
 // spec container whose instance is gone from the runtime.
-func view(pod *v1.Pod, cs []runtimeadapter.Container, recs map[string]supervision.ContainerRecord) grouped {
+func view(pod *v1.Pod, cs []runtimeadapter.Container, recs supervision.Records) grouped {
 	listed, copied := cs, false
 	for i := range cs {
 		if startFailed(&cs[i]) && cs[i].Labels[runtimeadapter.LabelContainerType] != string(runtimeadapter.TypeSandbox) {
@@ -349,14 +349,16 @@ func view(pod *v1.Pod, cs []runtimeadapter.Container, recs map[string]supervisio
 			}
 			c := &listed[i]
 			finished := c.CreatedAt
-			if r, ok := recs[c.Labels[runtimeadapter.LabelContainerName]]; ok && r.Exit.ContainerID == c.ID && !r.Exit.FinishedAt.IsZero() {
+			if r, ok := recs.Get(c.Labels[runtimeadapter.LabelContainerName]); ok && r.Exit.ContainerID == c.ID && !r.Exit.FinishedAt.IsZero() {
 				finished = r.Exit.FinishedAt
 			}
 			*c = asStartError(*c, finished)
 		}
 	}
 	g := group(listed)
-	g.since = recs[restartAllKey].Exit.FinishedAt
+	if r, ok := recs.Get(restartAllKey); ok {
+		g.since = r.Exit.FinishedAt
+	}
 	if pod == nil || len(recs) == 0 {
 		return g
 	}
@@ -371,7 +373,8 @@ func view(pod *v1.Pod, cs []runtimeadapter.Container, recs map[string]supervisio
 	for _, c := range pod.Spec.Containers {
 		kinds[c.Name] = runtimeadapter.TypeApp
 	}
-	for name, r := range recs {
+	for _, nr := range recs {
+		name, r := nr.Name, nr.Record
 		typ := runtimeadapter.TypeApp
 		if r.Exit.Init {
 			typ = runtimeadapter.TypeInit
@@ -450,22 +453,19 @@ func exitOf(c *runtimeadapter.Container) supervision.Exit {
 // first change, so Input.History is never modified.
 type history struct {
 	policy  supervision.BackoffPolicy
-	recs    map[string]supervision.ContainerRecord
+	recs    supervision.Records
 	changed bool
 }
 
 func (h *history) set(name string, r supervision.ContainerRecord) {
-	if old, ok := h.recs[name]; ok && old.Equal(r) {
+	if old, ok := h.recs.Get(name); ok && old.Equal(r) {
 		return
 	}
 	if !h.changed {
-		h.recs = maps.Clone(h.recs)
-		if h.recs == nil {
-			h.recs = map[string]supervision.ContainerRecord{}
-		}
+		h.recs = h.recs.Clone()
 		h.changed = true
 	}
-	h.recs[name] = r
+	h.recs = h.recs.Set(name, r)
 }
 
 // observe records the newest exit of each spec container the runtime
@@ -482,7 +482,7 @@ func (h *history) observe(in Input) {
 		names, insts[c.Name] = append(names, c.Name), raw.apps[c.Name]
 	}
 	for _, name := range names {
-		rec, ok := h.recs[name]
+		rec, ok := h.recs.Get(name)
 		if lost := rec.Seen.ContainerID; lost != "" && lost != rec.Exit.ContainerID && !slices.ContainsFunc(insts[name],
 			func(c runtimeadapter.Container) bool { return c.ID == lost || restarts(&c) > rec.Seen.RestartCount }) {
 			// The newest instance seen running is gone and no exit of it
@@ -871,7 +871,7 @@ func (p *Plan) restartAfterBackoff(in Input, h *history, name string, dead runti
 // instance dead of container name has passed, recording the restart (the
 // back-off advances); if not, it records the wait and the requeue time.
 func (p *Plan) backoffDone(in Input, h *history, name string, dead runtimeadapter.Container) bool {
-	rec := h.recs[name]
+	rec, _ := h.recs.Get(name)
 	if rec.Exit.ContainerID != dead.ID { // observe records every newest exit; be safe
 		if dead.FinishedAt.IsZero() {
 			dead.FinishedAt = in.Now

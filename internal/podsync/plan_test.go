@@ -2,7 +2,7 @@ package podsync
 
 import (
 	"fmt"
-	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,19 +79,19 @@ var policy = supervision.DefaultBackoffPolicy()
 // armed is a history in which every container of cs has a live back-off
 // entry of delay d (its last restart decided at t0): its next exit waits
 // d. A zero d is no history: a first exit, restarted at once.
-func armed(cs []runtimeadapter.Container, d time.Duration) map[string]supervision.ContainerRecord {
+func armed(cs []runtimeadapter.Container, d time.Duration) supervision.Records {
 	return armedAt(cs, d, t0)
 }
 
 // armedAt is armed with the last restart decided at lastUpdate.
-func armedAt(cs []runtimeadapter.Container, d time.Duration, lastUpdate time.Time) map[string]supervision.ContainerRecord {
+func armedAt(cs []runtimeadapter.Container, d time.Duration, lastUpdate time.Time) supervision.Records {
 	if d == 0 {
 		return nil
 	}
-	h := map[string]supervision.ContainerRecord{}
+	var h supervision.Records
 	for _, c := range cs {
 		if name := c.Labels[runtimeadapter.LabelContainerName]; name != runtimeadapter.SandboxName {
-			h[name] = supervision.ContainerRecord{Backoff: supervision.BackoffEntry{Hash: labelHash(&c), Delay: d, LastUpdate: lastUpdate}}
+			h = h.Set(name, supervision.ContainerRecord{Backoff: supervision.BackoffEntry{Hash: labelHash(&c), Delay: d, LastUpdate: lastUpdate}})
 		}
 	}
 	return h
@@ -99,12 +99,12 @@ func armedAt(cs []runtimeadapter.Container, d time.Duration, lastUpdate time.Tim
 
 // recorded is the history of one exit of inst (whose instance may then be
 // removed), its back-off entry armed with delay d since its start.
-func recorded(inst runtimeadapter.Container, d time.Duration) map[string]supervision.ContainerRecord {
+func recorded(inst runtimeadapter.Container, d time.Duration) supervision.Records {
 	r := supervision.ContainerRecord{Exit: exitOf(&inst), RestartAt: inst.FinishedAt.Add(d)}
 	if d > 0 {
 		r.Backoff = supervision.BackoffEntry{Hash: labelHash(&inst), Delay: d, LastUpdate: inst.StartedAt}
 	}
-	return map[string]supervision.ContainerRecord{inst.Labels[runtimeadapter.LabelContainerName]: r}
+	return supervision.Records{{Name: inst.Labels[runtimeadapter.LabelContainerName], Record: r}}
 }
 
 // startFailedInst is inst after a start that failed, as Docker shows it.
@@ -186,7 +186,7 @@ func TestCompute(t *testing.T) {
 		backoff time.Duration // the wait of the next exit (see armed)
 		now     time.Time
 		want    string
-		hist    map[string]supervision.ContainerRecord // instead of armed(cs, backoff)
+		hist    supervision.Records // instead of armed(cs, backoff)
 	}{
 		{"new pod: sandbox then containers in order", two, nil, 0, now,
 			"sandbox#0; start a#0(Created); start b#0(Created)", nil},
@@ -250,11 +250,11 @@ func TestCompute(t *testing.T) {
 		{"first exit restarts at once", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 0, X, 1)}, 0, t0.Add(time.Second),
 			"start app#1(Restart)", nil},
 		{"an exit long after the last restart (expired entry) restarts at once", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 0, X, 1)}, 0, now,
-			"start app#1(Restart)", map[string]supervision.ContainerRecord{"app": {Backoff: supervision.BackoffEntry{
-				Hash: ContainerHash(&always.Spec.Containers[0]), Delay: 40 * time.Second, LastUpdate: t0.Add(time.Second - 600*time.Second - 1)}}}},
+			"start app#1(Restart)", supervision.RecordsOf(map[string]supervision.ContainerRecord{"app": {Backoff: supervision.BackoffEntry{
+				Hash: ContainerHash(&always.Spec.Containers[0]), Delay: 40 * time.Second, LastUpdate: t0.Add(time.Second - 600*time.Second - 1)}}})},
 		{"an exit 600 s after the last restart (live entry) waits", always, []runtimeadapter.Container{sbRun(always), inst(always, "app", 0, X, 1)}, 0, now,
-			"wait app(CrashLoopBackOff); requeue+41s", map[string]supervision.ContainerRecord{"app": {Backoff: supervision.BackoffEntry{
-				Hash: ContainerHash(&always.Spec.Containers[0]), Delay: 40 * time.Second, LastUpdate: t0.Add(time.Second - 600*time.Second)}}}},
+			"wait app(CrashLoopBackOff); requeue+41s", supervision.RecordsOf(map[string]supervision.ContainerRecord{"app": {Backoff: supervision.BackoffEntry{
+				Hash: ContainerHash(&always.Spec.Containers[0]), Delay: 40 * time.Second, LastUpdate: t0.Add(time.Second - 600*time.Second)}}})},
 
 		// Exits remembered after their instance was removed (docker rm,
 		// GC): completed work is not run again; counts go on.
@@ -436,7 +436,7 @@ func TestComputeInitContainersFromHistory(t *testing.T) {
 		name string
 		pod  *v1.Pod
 		cs   []runtimeadapter.Container
-		hist map[string]supervision.ContainerRecord
+		hist supervision.Records
 		want string
 	}{
 		{"completed, removed: the next one starts", always, []runtimeadapter.Container{sb(always)},
@@ -464,10 +464,12 @@ func TestComputeInitContainersFromHistory(t *testing.T) {
 	}
 }
 
-func merge(hs ...map[string]supervision.ContainerRecord) map[string]supervision.ContainerRecord {
-	out := map[string]supervision.ContainerRecord{}
+func merge(hs ...supervision.Records) supervision.Records {
+	var out supervision.Records
 	for _, h := range hs {
-		maps.Copy(out, h)
+		for _, n := range h {
+			out = out.Set(n.Name, n.Record)
+		}
 	}
 	return out
 }
@@ -483,41 +485,41 @@ func TestComputeRecords(t *testing.T) {
 
 	// First exit: recorded, restarted at once, the back-off armed (10 s).
 	p := Compute(Input{Node: node, Pod: pod, Containers: []runtimeadapter.Container{sb, exit0}, Now: t0.Add(time.Second), Backoff: policy})
-	r, ok := p.Records["app"]
+	r, ok := p.Records.Get("app")
 	if !p.RecordsChanged || !ok || r.Exit.ContainerID != "app-0" || r.Exit.ExitCode != 1 || !r.Restarted ||
 		r.Backoff.Delay != 10*time.Second || !r.Backoff.LastUpdate.Equal(t0.Add(time.Second)) {
 		t.Fatalf("records after the first exit: %+v (changed %v)", p.Records, p.RecordsChanged)
 	}
 	// The same again, with those records: nothing changes.
 	in := Input{Node: node, Pod: pod, Containers: []runtimeadapter.Container{sb, exit0}, Now: t0.Add(2 * time.Second), Backoff: policy, History: p.Records}
-	before := maps.Clone(in.History)
+	before := slices.Clone(in.History)
 	p2 := Compute(in)
 	if p2.RecordsChanged || summary(p2) != "start app#1(Restart)" {
 		t.Fatalf("the same exit again: changed %v, plan %s", p2.RecordsChanged, summary(p2))
 	}
-	if !maps.EqualFunc(in.History, before, supervision.ContainerRecord.Equal) {
+	if !in.History.Equal(before) {
 		t.Fatal("Compute modified its input")
 	}
 	// The second exit waits 10 s; its record says so.
 	exit1 := inst(pod, "app", 1, X, 1) // started t0+1m, finished t0+1m1s
 	p3 := Compute(Input{Node: node, Pod: pod, Containers: []runtimeadapter.Container{sb, exit1}, Now: t0.Add(61 * time.Second), Backoff: policy, History: p.Records})
-	if r := p3.Records["app"]; r.Exit.ContainerID != "app-1" || r.Restarted || r.Delay() != 10*time.Second || summary(p3) != "wait app(CrashLoopBackOff); requeue+1m11s" {
+	if r := rec(p3.Records, "app"); r.Exit.ContainerID != "app-1" || r.Restarted || r.Delay() != 10*time.Second || summary(p3) != "wait app(CrashLoopBackOff); requeue+1m11s" {
 		t.Fatalf("second exit: %+v, plan %s", r, summary(p3))
 	}
-	if !p.Records["app"].Equal(r) {
+	if !rec(p.Records, "app").Equal(r) {
 		t.Fatal("Compute modified the records of an earlier plan")
 	}
 	// A start that failed is recorded when first seen, with that time.
 	failed := startFailedInst(inst(pod, "app", 0, U, 0))
 	p4 := Compute(Input{Node: node, Pod: pod, Containers: []runtimeadapter.Container{sb, failed}, Now: t0.Add(5 * time.Second), Backoff: policy})
-	r = p4.Records["app"]
+	r = rec(p4.Records, "app")
 	if r.Exit.Reason != ReasonStartError || r.Exit.ExitCode != ExitCodeStartError || r.Exit.Message != failed.Error ||
 		!r.Exit.FinishedAt.Equal(t0.Add(5*time.Second)) || !r.Exit.StartedAt.IsZero() {
 		t.Fatalf("start failure record %+v", r.Exit)
 	}
 	p5 := Compute(Input{Node: node, Pod: pod, Containers: []runtimeadapter.Container{sb, failed}, Now: t0.Add(9 * time.Second), Backoff: policy, History: p4.Records})
 	if p5.RecordsChanged {
-		t.Fatalf("the same start failure later changed its record: %+v", p5.Records["app"])
+		t.Fatalf("the same start failure later changed its record: %+v", rec(p5.Records, "app"))
 	}
 	// A removed pod's plan keeps the records as they are (the shell forgets
 	// them once the pod has terminated).
@@ -531,7 +533,7 @@ func TestComputeRecords(t *testing.T) {
 func TestComputeFollowsTheKubeletCurve(t *testing.T) {
 	pod := testPod(v1.RestartPolicyAlways, "app")
 	sb := inst(pod, "POD", 0, runtimeadapter.StateRunning, 0)
-	var hist map[string]supervision.ContainerRecord
+	var hist supervision.Records
 	start := t0
 	var delays []time.Duration
 	for i := 0; i < 8; i++ {
@@ -581,7 +583,7 @@ func TestComputeLostInstance(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p1 := Compute(Input{Node: node, Pod: tc.pod, Containers: []runtimeadapter.Container{inst(tc.pod, "POD", 0, R, 0), run(tc.pod)}, Now: t0.Add(time.Hour), Backoff: policy})
-			if r := p1.Records["app"]; r.Seen.ContainerID != "app-3" || r.Seen.RestartCount != 3 || r.Exit.Known() {
+			if r := rec(p1.Records, "app"); r.Seen.ContainerID != "app-3" || r.Seen.RestartCount != 3 || r.Exit.Known() {
 				t.Fatalf("the running instance is not the one seen: %+v", r)
 			}
 			now := t0.Add(2 * time.Hour)
@@ -589,7 +591,7 @@ func TestComputeLostInstance(t *testing.T) {
 			if got := summary(p2); got != tc.want {
 				t.Errorf("plan %s, want %s", got, tc.want)
 			}
-			r := p2.Records["app"]
+			r := rec(p2.Records, "app")
 			if r.Exit.ContainerID != "app-3" || r.Exit.ExitCode != 137 || r.Exit.Reason != "ContainerStatusUnknown" || !r.Exit.FinishedAt.Equal(now) {
 				t.Errorf("lost exit %+v", r.Exit)
 			}
@@ -606,8 +608,14 @@ func TestComputeLostInstance(t *testing.T) {
 		{sb, inst(pod, "app", 3, runtimeadapter.StateExited, 2)},
 	} {
 		p := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: t0.Add(time.Hour), Backoff: policy, History: seen})
-		if r := p.Records["app"]; r.Exit.Reason == "ContainerStatusUnknown" {
+		if r := rec(p.Records, "app"); r.Exit.Reason == "ContainerStatusUnknown" {
 			t.Errorf("%s: a lost exit recorded: %+v", cs[1].ID, r.Exit)
 		}
 	}
+}
+
+// rec is the record of the container name in rs (zero if none).
+func rec(rs supervision.Records, name string) supervision.ContainerRecord {
+	r, _ := rs.Get(name)
+	return r
 }

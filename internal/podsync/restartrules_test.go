@@ -94,7 +94,7 @@ func TestComputeRestartAllContainers(t *testing.T) {
 	R, X := runtimeadapter.StateRunning, runtimeadapter.StateExited
 	sb := inst(pod, "POD", 0, R, 0)
 	now := t0.Add(2 * time.Minute) // after every instance of attempt 0 or 1, before those of 3
-	step := func(what string, now time.Time, hist map[string]supervision.ContainerRecord, cs []runtimeadapter.Container, want string) Plan {
+	step := func(what string, now time.Time, hist supervision.Records, cs []runtimeadapter.Container, want string) Plan {
 		t.Helper()
 		p := Compute(Input{Node: node, Pod: pod, Containers: cs, Now: now, Backoff: policy, History: hist})
 		if got := summary(p); got != want {
@@ -104,7 +104,7 @@ func TestComputeRestartAllContainers(t *testing.T) {
 	}
 	cs := []runtimeadapter.Container{sb, inst(pod, "init1", 0, X, 0), inst(pod, "init2", 0, X, 88), inst(pod, "app", 0, R, 0)}
 	p := step("the sidecar exits 88", now, nil, cs, "kill app-0(RestartAllContainers)")
-	if r := p.Records[restartAllKey]; r.Exit.ContainerID != "init2-0" || !r.Exit.FinishedAt.Equal(now) {
+	if r := rec(p.Records, restartAllKey); r.Exit.ContainerID != "init2-0" || !r.Exit.FinishedAt.Equal(now) {
 		t.Fatalf("restart-all record %+v, want init2-0's at now", r.Exit)
 	}
 	hist := p.Records

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/actorlet/actorlet/runtimeadapter"
-	"github.com/actorlet/actorlet/supervision"
 )
 
 // standbyInst is a pending standby of container name of pod: attempt
@@ -186,7 +185,7 @@ func TestStandbyIsNotAnInstance(t *testing.T) {
 			without := Compute(in)
 			in.Containers = append(append([]runtimeadapter.Container(nil), tc.cs...), standbyInst(pod, "app", 3, sb, Objects{}))
 			with := Compute(in)
-			if !maps.EqualFunc(with.Records, without.Records, supervision.ContainerRecord.Equal) || with.RecordsChanged != without.RecordsChanged {
+			if !with.Records.Equal(without.Records) || with.RecordsChanged != without.RecordsChanged {
 				t.Errorf("records with a standby %+v, without %+v", with.Records, without.Records)
 			}
 			if !with.RequeueAt.Equal(without.RequeueAt) || !maps.Equal(with.Waiting, without.Waiting) {

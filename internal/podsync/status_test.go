@@ -166,7 +166,7 @@ func TestStatusFromRecordedExits(t *testing.T) {
 		name  string
 		pod   *v1.Pod
 		cs    []runtimeadapter.Container
-		hist  map[string]supervision.ContainerRecord
+		hist  supervision.Records
 		phase v1.PodPhase
 		check func(v1.PodStatus) string // "" when right
 	}{
