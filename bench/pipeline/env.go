@@ -97,10 +97,10 @@ type Env struct {
 	Router *actor.PID
 	// Reg holds actorlet's metrics (nil when started without them).
 	Reg *prometheus.Registry
-	// M is actorlet's metrics on Reg (nil when started without them).
-	M    *metrics.Metrics
-	Pods []*v1.Pod // as given to SetHostPods (the node keeps its own copies)
-	UIDs []types.UID
+	// metrics is actorlet's metrics on Reg (nil when started without them).
+	metrics *metrics.Metrics
+	Pods    []*v1.Pod // as given to SetHostPods (the node keeps its own copies)
+	UIDs    []types.UID
 
 	rootDir string
 	watcher *actor.PID
@@ -194,8 +194,8 @@ func Start(name string, pods int, withMetrics bool, timeout time.Duration) (*Env
 	}
 	if withMetrics {
 		e.Reg = prometheus.NewRegistry()
-		e.M = metrics.New(e.Reg)
-		cfg.Metrics = e.M
+		e.metrics = metrics.New(e.Reg)
+		cfg.Metrics = e.metrics
 	}
 	props := actors.NodeProps(cfg)
 	routerc := make(chan *actor.PID, 1)

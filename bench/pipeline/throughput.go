@@ -57,10 +57,10 @@ func (e *Env) Batches(unknown bool) ([]*protocol.PodTransitions, error) {
 // the whole registry: Feed polls it every millisecond, and gathering the
 // registry each time was 14 % of the profile's samples.
 func (e *Env) Processed(kind string) (float64, error) {
-	if e.M == nil {
+	if e.metrics == nil {
 		return 0, errors.New("node started without metrics")
 	}
-	return e.M.MailboxMessages(kind), nil
+	return e.metrics.MailboxMessages(kind), nil
 }
 
 // Throughput is one feeding of batches to the router.
