@@ -1,6 +1,7 @@
 package supervision
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 )
@@ -93,15 +94,7 @@ func RecordsOf(m map[string]ContainerRecord) Records {
 	for name, r := range m {
 		out = append(out, NamedRecord{Name: name, Record: r})
 	}
-	slices.SortFunc(out, func(a, b NamedRecord) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b NamedRecord) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -1,6 +1,7 @@
 package podstate
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 
@@ -91,15 +92,7 @@ func sortPairs(kv []string) {
 	for i := range ps {
 		ps[i] = pair{kv[2*i], kv[2*i+1]}
 	}
-	slices.SortFunc(ps, func(a, b pair) int {
-		switch {
-		case a.k < b.k:
-			return -1
-		case a.k > b.k:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.k, b.k) })
 	for i, p := range ps {
 		kv[2*i], kv[2*i+1] = p.k, p.v
 	}
