@@ -69,3 +69,32 @@ func TestTracerKeepsTimeFields(t *testing.T) {
 		t.Fatal("a message the tracer does not follow was kept")
 	}
 }
+
+// A standby's start call is set against the calls whose intervals meet
+// it, by kind; calls that end before it or begin after it do not count.
+func TestOverlaps(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	calls := []runtimeCall{
+		{Op: "start", Node: "n", ID: "s1", Begin: at(100), End: at(200)},
+		{Op: "create", Node: "n", ID: "sb", Standby: true, Begin: at(150), End: at(260)}, // the node's next standby
+		{Op: "create", Node: "other", ID: "c", Begin: at(0), End: at(120)},
+		{Op: "start", Node: "docker", ID: "d", Begin: at(190), End: at(300)},
+		{Op: "remove", Node: "n", ID: "r", Begin: at(0), End: at(100)}, // ended as it began: not beside
+		{Op: "start", Node: "n", ID: "s2", Begin: at(400), End: at(450)},
+		{Op: "start", Node: "n", ID: "app", Begin: at(100), End: at(130)}, // not a replacement
+	}
+	got := overlaps(calls, "n", map[string]bool{"s1": true, "s2": true})
+	want := []startOverlap{
+		{Took: 100 * time.Millisecond, SameNodeStandby: 1, OtherCreates: 1, OtherStarts: 2},
+		{Took: 50 * time.Millisecond},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("overlaps = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("start %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -54,6 +54,9 @@ type Env struct {
 	Cli           *client.Client
 	RunID         string
 	Log           io.Writer
+	// calls, when set, records the Create, Start and Remove calls of the
+	// nodes StartNode makes (recordingRuntime).
+	calls *callLog
 }
 
 // Setup connects to Docker (failing if it does not answer within 10 s)
@@ -295,6 +298,13 @@ func (e *Env) StartNode(name string, nc NodeConfig, onStatus func(time.Time, *me
 			return nil, fmt.Errorf("node %s: no containerd followed: %w", name, e.ContainerdErr)
 		}
 		cfg.Runtime = e.RTC
+	}
+	if e.calls != nil {
+		rt := e.RT
+		if nc.Containerd {
+			rt = e.RTC
+		}
+		cfg.Runtime = recordingRuntime{Runtime: rt, node: name, log: e.calls}
 	}
 	n := &Node{Name: name, Sys: pipeline.QuietSystem(), env: e, rootDir: dir}
 	n.PID, err = n.Sys.Root.SpawnNamed(actors.NodeProps(cfg), "node-"+name)

@@ -109,6 +109,12 @@ func (e *Env) RestartActorlet(n int, timeout time.Duration, nc NodeConfig) (_ Re
 			}
 		}
 		out.Stages = stages
+		out.Node, out.Replacements = name, map[string]bool{}
+		for _, s := range byPod {
+			if s.done {
+				out.Replacements[s.startID] = true
+			}
+		}
 		kept := ps[:0:0]
 		for _, p := range ps {
 			if _, timed := exits[p.Name]; !timed {
@@ -174,6 +180,10 @@ type RestartTimes struct {
 	Events, Exit []time.Duration
 	// Stages of actorlet's restarts (empty for Docker's).
 	Stages []restartStages
+	// Node is actorlet's node name, Replacements the IDs of the
+	// replacements it started.
+	Node         string
+	Replacements map[string]bool
 }
 
 // exitAndStart is container oldID's State.FinishedAt and container
@@ -280,12 +290,15 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 				// Timed: removed, so that it does not keep restarting
 				// while the others are timed.
 				r.removed = true
+				t0 := time.Now()
 				_ = e.Cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+				e.calls.add(runtimeCall{Op: "remove", Node: "docker", ID: id, Begin: t0, End: time.Now()})
 			}
 		}
 		return out, nil
 	}
 	for i := range n {
+		t0 := time.Now()
 		resp, err := e.Cli.ContainerCreate(ctx, &container.Config{
 			Image:  testimages.TestWorkloadTag,
 			Env:    []string{"TW_EXIT_AFTER=" + restartLife},
@@ -295,9 +308,12 @@ func (e *Env) RestartDocker(n int, timeout time.Duration) (RestartTimes, error) 
 		if err != nil {
 			return RestartTimes{}, err
 		}
+		t1 := time.Now()
+		e.calls.add(runtimeCall{Op: "create", Node: "docker", ID: resp.ID, Begin: t0, End: t1})
 		if err := e.Cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 			return RestartTimes{}, err
 		}
+		e.calls.add(runtimeCall{Op: "start", Node: "docker", ID: resp.ID, Begin: t1, End: time.Now()})
 		next := time.Now().Add(restartStagger)
 		if _, err := collect(); err != nil {
 			return RestartTimes{}, err

@@ -239,6 +239,8 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 	// The three restarters run side by side, their starts interleaved
 	// (0.5 s apart), so that each meets the same load on a shared machine.
 	e.logf("restart: Docker --restart=always, actorlet and actorlet with standby containers side by side, %d each (load %s)", o.Restarts, report.Load())
+	e.calls = &callLog{}
+	defer func() { e.calls = nil }()
 	var (
 		wg               sync.WaitGroup
 		dk, al, as       RestartTimes
@@ -340,6 +342,9 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 		sg.Add(r.name, len(st[0]), triple(st[0]), triple(st[1]), triple(st[2]), triple(st[3]), triple(st[4]), triple(st[5]))
 	}
 
+	bs := besideStarts(overlaps(e.calls.all(), as.Node, as.Replacements))
+	e.calls = nil
+
 	mib := func(b int64) string { return fmt.Sprintf("%.1f KiB", float64(b)/1024) }
 	ct := &report.Table{
 		Title:  "What a created, never started container costs on Docker (a standby)",
@@ -348,7 +353,7 @@ func (e *Env) RunRestart(o Options) ([]*report.Table, []report.Series, error) {
 	ct.Add(cost.N, cost.Driver, mib(cost.HeapAfterGC), fmt.Sprintf("%.1f → %.1f MiB", float64(cost.DockerdBefore)/(1<<20), float64(cost.DockerdAfter)/(1<<20)),
 		mib(cost.DockerdRSS), mib(cost.ContainerdRSS), mib(cost.DiskBytes))
 	ct.Notes = []string{"Containers of the testworkload image created one after the other (no process, no cgroup, no network namespace: Docker makes those at start). dockerd's live heap is read from its /debug/vars (on the API socket) as NextGC / 2 after its garbage collections (GOGC 100), the median of 5 before the creates and of 5 after them, the difference divided by the count; RSS is the daemons' VmRSS before and after, divided by the count (Go returns memory to the system when it will: approximate, and a negative value is noise; other clients' containers come and go meanwhile); disk is st_blocks of each container's directory under the Docker root and of its read-write and init layers."}
-	return []*report.Table{ev, ex, sg, ct}, []report.Series{
+	return []*report.Table{ev, ex, sg, bs, ct}, []report.Series{
 		{Name: "Docker --restart=always", Samples: dk.Exit}, {Name: "actorlet, backoff 0", Samples: al.Exit},
 		{Name: "actorlet, backoff 0, standby", Samples: as.Exit}, {Name: "docker start of a created container", Samples: call},
 	}, nil
@@ -397,4 +402,32 @@ func (e *Env) RunIdle(o Options) (*report.Table, error) {
 	}
 	t.Notes = []string{fmt.Sprintf("`actorlet run --manifests DIR --port 0 --log-format json` on %d manifests (pause sandbox + a sleeping testworkload container each). CPU is utime+stime of the agent process from /proc/<pid>/stat (clock ticks of 10 ms) over the window, which starts %s after every container runs. The second run is the same agent restarted with --runtime-events=false, adopting the running pods. Docker's own CPU for the agent's calls is not included.", o.Idle.Pods, o.Idle.Settle)}
 	return t, nil
+}
+
+// besideStarts tabulates the standby start calls of a run by what ran
+// beside them (see overlaps).
+func besideStarts(os []startOverlap) *report.Table {
+	t := &report.Table{
+		Title:  "A standby's start call (ContainerStart of the replacement) and the runtime calls under way beside it",
+		Header: []string{"start calls", "n", "p50 / p90 / p99"},
+	}
+	row := func(name string, keep func(startOverlap) bool) {
+		var d []time.Duration
+		for _, o := range os {
+			if keep(o) {
+				d = append(d, o.Took)
+			}
+		}
+		t.Add(name, len(d), triple(d))
+	}
+	row("all", func(startOverlap) bool { return true })
+	row("a standby create of the same node under way", func(o startOverlap) bool { return o.SameNodeStandby > 0 })
+	row("no standby create of the same node under way", func(o startOverlap) bool { return o.SameNodeStandby == 0 })
+	row("any create under way (any node, Docker's restarter)", func(o startOverlap) bool { return o.SameNodeStandby+o.OtherCreates > 0 })
+	row("no create under way", func(o startOverlap) bool { return o.SameNodeStandby+o.OtherCreates == 0 })
+	row("no create, start or remove under way", func(o startOverlap) bool { return o.SameNodeStandby+o.OtherCreates+o.OtherStarts+o.Removes == 0 })
+	row("another start under way", func(o startOverlap) bool { return o.OtherStarts > 0 })
+	row("a remove under way", func(o startOverlap) bool { return o.Removes > 0 })
+	t.Notes = []string{"Every Create, Start and Remove call of the benchmark's actorlet nodes (a recording wrapper of their Docker runtime) and of the Docker restarter, with its begin and end; a call is beside a start call when their intervals meet. Docker's own restarts (its restart manager) make no API call and are not counted."}
+	return t
 }
