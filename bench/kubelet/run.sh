@@ -17,6 +17,8 @@
 # ACTORLET_BIN_TAG (default bin/actorlet), its samples in results/TAG/:
 # variants and an older build measured in one run, e.g.
 #   ACTORLET_ARGS_pps0="--parallel-pod-starts 0" run.sh kubelet actorlet actorlet=pps0
+# "kubelet=TAG" runs the kubelet again, its samples in results/TAG/ (the
+# agents alternated in one run: kubelet actorlet kubelet=k2 actorlet=a2).
 # Needs root, Docker (the images come from it), Debian's containerd and runc.
 # Never touches Docker's containerd; run it on a machine where no other
 # private containerd uses the k8s.io cgroup parents.
@@ -137,6 +139,11 @@ for a in $AGENTS; do
   case $a in
   kubelet) kubelet_up; measure kubelet; stop_pid $D/kubelet/kubelet.pid ;;
   actorlet) actorlet_up ${ACTORLET_ARGS:-}; measure actorlet; stop_pid $D/actorlet/actorlet.pid ;;
+  kubelet=*)
+    tag=${a#kubelet=}; mkdir -p $D/results/.keep $D/results/$tag
+    mv $D/results/kubelet-*.jsonl $D/results/.keep/ 2>/dev/null || true
+    kubelet_up; echo "($tag)" | tee -a $D/results/load.txt; measure kubelet; stop_pid $D/kubelet/kubelet.pid
+    mv $D/results/kubelet-*.jsonl $D/results/$tag/; mv $D/results/.keep/* $D/results/ 2>/dev/null || true; rmdir $D/results/.keep ;;
   actorlet=*)
     tag=${a#actorlet=}; args=ACTORLET_ARGS_$tag; bin=ACTORLET_BIN_$tag
     rm -rf $D/actorlet/root && mkdir -p $D/actorlet/root
@@ -151,5 +158,5 @@ for a in $AGENTS; do
 done
 "$H/summarize.py" $D/results
 for a in $AGENTS; do
-  case $a in actorlet=*) echo; echo "actorlet=${a#actorlet=}:"; "$H/summarize.py" $D/results/${a#actorlet=} ;; esac
+  case $a in *=*) echo; echo "$a:"; "$H/summarize.py" $D/results/${a#*=} ;; esac
 done
