@@ -12,6 +12,13 @@
 #   CMP_START1 CMP_START20 CMP_RESTART CMP_CRASH_PODS CMP_RESTARTS CMP_IDLE (sample counts; 0 skips a row),
 #   CMP_SECCOMP (RuntimeDefault or Unconfined: every pod's seccompProfile, see measure.py),
 #   ACTORLET_ARGS (more flags for actorlet run, e.g. --log-level debug: each CRI call timed in its log).
+# An AGENT "actorlet=TAG" runs actorlet again on the same containerd (after
+# the agents before it), with the flags in ACTORLET_ARGS_TAG and the binary
+# ACTORLET_BIN_TAG (default bin/actorlet), its samples in results/TAG/:
+# variants and an older build measured in one run, e.g.
+#   ACTORLET_ARGS_pps0="--parallel-pod-starts 0" run.sh kubelet actorlet actorlet=pps0
+# "kubelet=TAG" runs the kubelet again, its samples in results/TAG/ (the
+# agents alternated in one run: kubelet actorlet kubelet=k2 actorlet=a2).
 # Needs root, Docker (the images come from it), Debian's containerd and runc.
 # Never touches Docker's containerd; run it on a machine where no other
 # private containerd uses the k8s.io cgroup parents.
@@ -65,7 +72,7 @@ kubelet_up() {
 }
 
 actorlet_up() {
-  "$ROOT/bin/actorlet" run --container-runtime cri --container-runtime-endpoint unix://$SOCK \
+  "${ACTORLET_BIN:-$ROOT/bin/actorlet}" run --container-runtime cri --container-runtime-endpoint unix://$SOCK \
     --pod-logs-dir $D/actorlet/pod-logs --manifests $D/actorlet/manifests --node-name cmp-node \
     --root-dir $D/actorlet/root --port 10266 --log-format json "$@" >> $D/actorlet/logs/actorlet.log 2>&1 &
   echo $! > $D/actorlet/actorlet.pid
@@ -132,8 +139,24 @@ for a in $AGENTS; do
   case $a in
   kubelet) kubelet_up; measure kubelet; stop_pid $D/kubelet/kubelet.pid ;;
   actorlet) actorlet_up ${ACTORLET_ARGS:-}; measure actorlet; stop_pid $D/actorlet/actorlet.pid ;;
+  kubelet=*)
+    tag=${a#kubelet=}; mkdir -p $D/results/.keep $D/results/$tag
+    mv $D/results/kubelet-*.jsonl $D/results/.keep/ 2>/dev/null || true
+    kubelet_up; echo "($tag)" | tee -a $D/results/load.txt; measure kubelet; stop_pid $D/kubelet/kubelet.pid
+    mv $D/results/kubelet-*.jsonl $D/results/$tag/; mv $D/results/.keep/* $D/results/ 2>/dev/null || true; rmdir $D/results/.keep ;;
+  actorlet=*)
+    tag=${a#actorlet=}; args=ACTORLET_ARGS_$tag; bin=ACTORLET_BIN_$tag
+    rm -rf $D/actorlet/root && mkdir -p $D/actorlet/root
+    ACTORLET_BIN=${!bin:-} actorlet_up ${!args:-}; echo "($tag: ${!bin:-bin/actorlet} ${!args:-})" | tee -a $D/results/load.txt
+    mkdir -p $D/results/.keep $D/results/$tag; mv $D/results/actorlet-*.jsonl $D/results/.keep/ 2>/dev/null || true
+    measure actorlet; stop_pid $D/actorlet/actorlet.pid
+    mv $D/results/actorlet-*.jsonl $D/results/$tag/; mv $D/results/.keep/* $D/results/ 2>/dev/null || true; rmdir $D/results/.keep
+    cp $D/results/kubelet-*.jsonl $D/results/$tag/ 2>/dev/null || true ;;
   *) echo "unknown agent $a" >&2; exit 2 ;;
   esac
   remove_pods
 done
 "$H/summarize.py" $D/results
+for a in $AGENTS; do
+  case $a in *=*) echo; echo "$a:"; "$H/summarize.py" $D/results/${a#*=} ;; esac
+done

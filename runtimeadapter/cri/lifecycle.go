@@ -48,17 +48,30 @@ func (r *Runtime) Create(ctx context.Context, spec runtimeadapter.ContainerSpec)
 	}
 	unlock := r.lockName(spec.Name)
 	defer unlock()
-	id, _, err := r.findByName(ctx, spec.Name, spec.Labels[runtimeadapter.LabelPodUID])
-	if err != nil {
-		return "", err
+	isSandbox := runtimeadapter.ContainerType(spec.Labels[runtimeadapter.LabelContainerType]) == runtimeadapter.TypeSandbox
+	uid := spec.Labels[runtimeadapter.LabelPodUID]
+	ran, inRan := ranSandbox{}, false
+	if !isSandbox {
+		ran, inRan = r.ranFor(spec)
 	}
-	if id != "" {
-		return "", fmt.Errorf("create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: id})
+	// The name check: left to the runtime where it reserves names (see
+	// reservesNames), else a lookup among the pod's containers and
+	// sandboxes.
+	if !(r.reservesNames() && uid != "" && (isSandbox || inRan)) {
+		id, _, err := r.findByName(ctx, spec.Name, uid)
+		if err != nil {
+			return "", err
+		}
+		if id != "" {
+			return "", fmt.Errorf("create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: id})
+		}
 	}
-	if runtimeadapter.ContainerType(spec.Labels[runtimeadapter.LabelContainerType]) == runtimeadapter.TypeSandbox {
+	var id string
+	var err error
+	if isSandbox {
 		id, err = r.runSandbox(ctx, spec, spec.NetworkMode == "host")
 	} else {
-		id, err = r.createContainer(ctx, spec)
+		id, err = r.createContainer(ctx, spec, ran, inRan)
 	}
 	if err == nil { // whose it is, should it exit before it is listed
 		r.exits.Learn(time.Now(), runtimeadapter.Container{ID: id, Labels: spec.Labels})
@@ -90,6 +103,7 @@ func (r *Runtime) runSandbox(ctx context.Context, spec runtimeadapter.ContainerS
 		}
 		return "", wrap(ctx, err, "pod %s: run sandbox %s", pod, spec.Name)
 	}
+	r.rememberSandbox(resp.GetPodSandboxId(), cfg)
 	return resp.GetPodSandboxId(), nil
 }
 
@@ -105,8 +119,14 @@ func reservedBy(err error) string {
 }
 
 // createContainer creates an app (init, sidecar) container in its
-// sandbox.
-func (r *Runtime) createContainer(ctx context.Context, spec runtimeadapter.ContainerSpec) (string, error) {
+// sandbox: ran (inRan), the sandbox this adapter ran for its
+// host-network pod, whose image is then asked about only when
+// CreateContainer fails (an absent image is ErrNotFound); else the one
+// sandboxFor finds, or an implicit one, once its image is known present.
+func (r *Runtime) createContainer(ctx context.Context, spec runtimeadapter.ContainerSpec, ran ranSandbox, inRan bool) (string, error) {
+	if inRan {
+		return r.createIn(ctx, spec, ran.id, ran.cfg, ran.cfg.GetAnnotations()[AnnotationNetwork])
+	}
 	img, err := r.is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: spec.Image}})
 	if err != nil {
 		return "", wrap(ctx, err, "create container %s: image %s", spec.Name, spec.Image)
@@ -126,25 +146,44 @@ func (r *Runtime) createContainer(ctx context.Context, spec runtimeadapter.Conta
 			return "", err
 		}
 	}
+	return r.createIn(ctx, spec, sb.GetId(), sandboxConfigOf(sb, r.opts.LogRoot), sb.GetAnnotations()[AnnotationNetwork])
+}
+
+// createIn creates spec's container in sandbox sandboxID, run with
+// sandboxCfg on network (networkHost or networkPod).
+func (r *Runtime) createIn(ctx context.Context, spec runtimeadapter.ContainerSpec, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig, network string) (string, error) {
 	seccomp := ""
 	if spec.Seccomp != "" && spec.Seccomp != runtimeadapter.SeccompUnconfined {
+		var err error
 		if seccomp, err = writeSeccomp(r.opts.StateDir, spec.Seccomp); err != nil {
 			return "", fmt.Errorf("create container %s: %w", spec.Name, err)
 		}
 	}
-	cfg, err := containerConfig(spec, sb.GetAnnotations()[AnnotationNetwork], seccomp)
+	cfg, err := containerConfig(spec, network, seccomp)
 	if err != nil {
 		return "", err
 	}
 	resp, err := r.rs.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
-		PodSandboxId: sb.GetId(), Config: cfg, SandboxConfig: sandboxConfigOf(sb, r.opts.LogRoot),
+		PodSandboxId: sandboxID, Config: cfg, SandboxConfig: sandboxCfg,
 	})
 	if err != nil {
 		if id := reservedBy(err); id != "" {
 			return "", fmt.Errorf("create: %w", &runtimeadapter.NameConflictError{Name: spec.Name, ID: id})
 		}
-		return "", wrap(ctx, err, "create container %s (image %s) in sandbox %s", spec.Name, spec.Image, sb.GetId())
+		if ctx.Err() == nil {
+			img, ierr := r.is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: spec.Image}})
+			if ierr == nil && img.GetImage() == nil {
+				return "", fmt.Errorf("create container %s: image %s: %w", spec.Name, spec.Image, runtimeadapter.ErrNotFound)
+			}
+		}
+		// A sandbox that cannot take a container (it died) is looked up
+		// again by the next create.
+		r.forgetSandbox(sandboxID)
+		return "", wrap(ctx, err, "create container %s (image %s) in sandbox %s", spec.Name, spec.Image, sandboxID)
 	}
+	r.mu.Lock()
+	r.fresh[resp.GetContainerId()] = true
+	r.mu.Unlock()
 	return resp.GetContainerId(), nil
 }
 
@@ -280,6 +319,19 @@ func (r *Runtime) removeImplicitIfEmpty(ctx context.Context, sandboxID string) e
 // Start starts a created container. A ready sandbox is already started;
 // a stopped one cannot be started again on CRI (a new one is created).
 func (r *Runtime) Start(ctx context.Context, ref string) error {
+	if err := ctxErr(ctx, "start container %s", ref); err != nil {
+		return err
+	}
+	if r.firstSandboxStart(ref) {
+		return nil // it runs since RunPodSandbox returned
+	}
+	if r.takeFresh(ref) {
+		// Created by this adapter and not started since: started without
+		// a look at its state first. A failure is looked into below.
+		if _, err := r.rs.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ref}); err == nil {
+			return nil
+		}
+	}
 	o, err := r.resolve(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
@@ -400,6 +452,7 @@ func (r *Runtime) waitStopped(ctx context.Context, id string) error {
 
 // stopSandbox stops a sandbox (and every container in it).
 func (r *Runtime) stopSandbox(ctx context.Context, id string) error {
+	r.forgetSandbox(id) // before: no create goes into it meanwhile
 	if _, err := r.rs.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
 		if isNotFound(err) {
 			return notFound(id)
@@ -476,6 +529,7 @@ func (r *Runtime) Remove(ctx context.Context, ref string) error {
 	}
 	r.mu.Lock()
 	delete(r.statuses, id)
+	delete(r.fresh, id)
 	r.mu.Unlock()
 	if err := r.removeImplicitIfEmpty(ctx, sandboxID); err != nil {
 		return fmt.Errorf("remove: %w", err)

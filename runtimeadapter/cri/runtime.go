@@ -138,6 +138,12 @@ type Runtime struct {
 	// sandboxDone is when a sandbox was first seen not ready (CRI keeps
 	// no finish time of a sandbox).
 	sandboxDone map[string]time.Time
+	// ran: the newest sandbox this adapter ran per pod (node/UID), and
+	// ranIDs its pod by sandbox ID; fresh: containers it created and has
+	// not started (see ran.go).
+	ran    map[string]*ranSandbox
+	ranIDs map[string]string
+	fresh  map[string]bool
 
 	// exits follows containerd's task events (Options.Containerd; nil:
 	// none; see exits.go).
@@ -212,6 +218,9 @@ func New(opts Options) (*Runtime, error) {
 		creating:    map[string]*refMutex{},
 		statuses:    map[string]cached{},
 		sandboxDone: map[string]time.Time{},
+		ran:         map[string]*ranSandbox{},
+		ranIDs:      map[string]string{},
+		fresh:       map[string]bool{},
 	}, nil
 }
 
