@@ -95,6 +95,14 @@ type PodTransitions struct {
 	ListedFrom, ListedUntil time.Time
 }
 
+// RelistTransitions is one relist's batches, every pod's in one message
+// from the relist actor to the router (one send and one receive per
+// relist on that hop, not one per pod); the router hands each pod actor
+// a pointer to its element. Nobody changes it once sent.
+type RelistTransitions struct {
+	Pods []PodTransitions
+}
+
 // ContainerExited is the runtime's word that a container exited (Docker's
 // die event), sent by the relist actor to the container's pod actor at
 // once, ahead of the relist that the event also triggers: the pod actor
