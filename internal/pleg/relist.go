@@ -36,6 +36,10 @@ type Relister struct {
 	pending []pendingEvent
 }
 
+// maxKeptPending is the most events whose buffer a Relister keeps
+// between relists.
+const maxKeptPending = 256
+
 // entry is the snapshot's record of one container.
 type entry struct {
 	id     string
@@ -202,6 +206,12 @@ func (r *Relister) batch(res runtimeadapter.ListResult) []protocol.PodTransition
 	}
 	clear(r.pending) // drop references to IDs and names
 	r.pending = r.pending[:0]
+	if cap(r.pending) > maxKeptPending {
+		// A burst's buffer (every container of a node starting: 56 B an
+		// event, ~110-140 B per pod) is not kept for the quiet relists
+		// after it.
+		r.pending = nil
+	}
 
 	// Find each listed container's batch in a map of the batches (its
 	// size grows with the changes, not with the pods).

@@ -286,3 +286,25 @@ func TestRelistNoChangeDoesNotAllocate(t *testing.T) {
 		t.Fatalf("no-change relist allocated %v times, want 0", n)
 	}
 }
+
+// The buffer of a burst's events (every container starting at once) is
+// not kept after it; a small one is, and a relist without changes still
+// allocates nothing.
+func TestRelistDropsBurstBuffer(t *testing.T) {
+	r := New()
+	l := benchListing(200, 3) // 600 containers: 600 ContainerStarted
+	if n := len(r.Relist(l)); n != 200 {
+		t.Fatalf("%d batches, want 200", n)
+	}
+	if c := cap(r.pending); c > maxKeptPending {
+		t.Errorf("a burst's event buffer of capacity %d kept, want at most %d", c, maxKeptPending)
+	}
+	small := New()
+	small.Relist(benchListing(2, 2))
+	if cap(small.pending) == 0 {
+		t.Error("a small event buffer was dropped")
+	}
+	if n := testing.AllocsPerRun(50, func() { r.Relist(l) }); n != 0 {
+		t.Fatalf("no-change relist allocated %v times, want 0", n)
+	}
+}
