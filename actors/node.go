@@ -260,7 +260,9 @@ func (n *nodeActor) podStatuses() *messages.PodStatuses {
 		}
 		cp := p.DeepCopy()
 		cp.Spec.NodeName = n.cfg.NodeName
-		cp.Status = r.Status
+		if r.Status != nil {
+			cp.Status = *r.Status
+		}
 		if cp.Status.Phase == "" {
 			cp.Status.Phase = v1.PodPending
 		}

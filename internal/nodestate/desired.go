@@ -124,8 +124,9 @@ func (s *State) send(r *Record, p *v1.Pod) {
 // until its spec changes.
 func (s *State) reject(r *Record, p *v1.Pod, reason, msg string) {
 	s.setPhase(r, Rejected)
-	r.Status, r.HasStatus = rejectedStatus(reason, msg), true
-	s.emit(Reject{Pod: p, Reason: reason, Message: msg}, Publish{Pod: p, Status: r.Status})
+	st := rejectedStatus(reason, msg)
+	r.Status = &st
+	s.emit(Reject{Pod: p, Reason: reason, Message: msg}, Publish{Pod: p, Status: st})
 }
 
 // admitted is the pods sent to the router, when p asks for a host port

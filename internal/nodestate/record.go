@@ -92,9 +92,10 @@ type Record struct {
 	// Abandoned pod: it waits for the old instance to be gone.
 	Next *v1.Pod
 	// Status is the pod's last reported status (or its rejection or
-	// failure); HasStatus tells an empty one from none.
-	Status    v1.PodStatus
-	HasStatus bool
+	// failure); nil: none. It is the pod actor's own (the report's
+	// pointer: one status per pod on the node, not a copy for the node),
+	// so it is never changed in place: a change is a new one.
+	Status *v1.PodStatus
 	// Held: the wait of this Waiting pod (or of Next) was reported.
 	Held bool
 	// AbandonedAt (Abandoned) is when the node last acted on the pod;

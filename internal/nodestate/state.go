@@ -227,7 +227,7 @@ func (s *State) setPhase(r *Record, ph Phase) {
 // dropped.
 func (s *State) release(r *Record) {
 	r.Pod, r.Next, r.Held = nil, nil, false
-	r.Status, r.HasStatus = v1.PodStatus{}, false
+	r.Status = nil
 	if !r.GoneAt.IsZero() {
 		s.setPhase(r, Gone)
 		return

@@ -73,7 +73,7 @@ func listing(sec int, cs ...runtimeadapter.Container) Event {
 	return Listing{Containers: cs, ObservedAt: at(sec)}
 }
 func status(uid string, ph v1.PodPhase) Event {
-	return StatusReport{UID: types.UID(uid), Status: v1.PodStatus{Phase: ph}}
+	return StatusReport{UID: types.UID(uid), Status: &v1.PodStatus{Phase: ph}}
 }
 func terminated(uid string) Event  { return Terminated{UID: types.UID(uid)} }
 func actorFailed(uid string) Event { return ActorFailed{UID: types.UID(uid)} }
@@ -87,7 +87,7 @@ func summary(r *Record) string {
 	if r.Held {
 		s += " held"
 	}
-	if r.HasStatus {
+	if r.Status != nil {
 		s += " status=" + string(r.Status.Phase)
 		if r.Status.Reason != "" {
 			s += "/" + r.Status.Reason
@@ -448,5 +448,27 @@ func checkIndexes(t *testing.T, s *State) {
 	if n != len(s.pods) || inPhases != len(s.pods) || stopping != s.stopping() || marked != len(s.marked) {
 		t.Fatalf("indexes: %d by name, %d by phase, %d stopping, %d marked; records: %d, %d stopping, %d marked",
 			n, inPhases, s.stopping(), len(s.marked), len(s.pods), stopping, marked)
+	}
+}
+
+// The node keeps the status a pod actor reported (its pointer: one status
+// per pod, not a copy), and never changes it: a pod actor failure makes
+// a new one.
+func TestReportedStatusIsKeptNotCopiedNorChanged(t *testing.T) {
+	s := New(node, []string{"file"})
+	s.Step(at(1), Listing{ObservedAt: at(1)})
+	s.Step(at(2), synced("file", pod("a", "uid-a", 0)))
+	st := &v1.PodStatus{Phase: v1.PodRunning, Message: "as reported"}
+	s.Step(at(3), StatusReport{UID: "uid-a", Status: st})
+	r := s.Record("uid-a")
+	if r == nil || r.Status != st {
+		t.Fatalf("record %+v: status not the reported one", r)
+	}
+	s.Step(at(4), ActorFailed{UID: "uid-a"})
+	if st.Phase != v1.PodRunning || st.Message != "as reported" {
+		t.Errorf("the reported status was changed in place: %+v", st)
+	}
+	if r.Status == st || r.Status.Phase != v1.PodFailed || r.Status.Reason != "PodActorFailed" {
+		t.Errorf("after the actor failed the record holds %+v", r.Status)
 	}
 }

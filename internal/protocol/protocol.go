@@ -157,7 +157,9 @@ type PodStatusReport struct {
 	UID       types.UID
 	Namespace string
 	Name      string
-	Status    v1.PodStatus
+	// Status is the pod machine's own, shared with the node, which keeps
+	// it: nobody changes it once sent.
+	Status *v1.PodStatus
 }
 
 // Terminated is sent by a pod actor when every container of its removed pod
