@@ -97,7 +97,6 @@ type Pod struct {
 	// since its volumes were last written (the next sync runs even when
 	// its plan is empty).
 	objects podsync.Objects
-	refresh bool
 	// removedAs names a pod this machine only removes (an orphan found in
 	// the runtime: no spec), "namespace/name".
 	removedAs string
@@ -105,8 +104,11 @@ type Pod struct {
 	view  view
 	dirty bool // something changed while the executor ran: sync again after it
 	// queued: a SyncRequested is on its way (see requestSync).
-	queued bool
-	down   bool // the runtime's lists fail
+	queued  bool
+	down    bool // the runtime's lists fail
+	refresh bool // see objects
+	started bool // its start duration was measured (see startTime)
+	// (the bools side by side: the struct fits a smaller size class)
 
 	retry   time.Duration // the next retry delay after a failed sync (0: RetryInitial)
 	timerAt time.Time     // the timer set (zero: none)
@@ -119,7 +121,6 @@ type Pod struct {
 	lastGC        time.Time // the last plan that removed unneeded exited instances
 
 	startTime  time.Time // the pod's start (status.startTime)
-	started    bool      // its start duration was measured
 	lastStatus *v1.PodStatus
 	syncStart  time.Time
 }
@@ -409,12 +410,12 @@ func (p *Pod) report(out *effects, st v1.PodStatus, now time.Time) {
 	if p.lastStatus != nil && equality.Semantic.DeepEqual(*p.lastStatus, st) {
 		return
 	}
-	r := Report{Namespace: p.pod.Namespace, Name: p.pod.Name, Status: st}
+	p.lastStatus = &st
+	r := Report{Namespace: p.pod.Namespace, Name: p.pod.Name, Status: p.lastStatus}
 	if !p.started && allRunning(st) && !p.startTime.IsZero() {
 		p.started = true // manifest seen → every container running, once
 		r.PodStarted, r.StartedIn = true, now.Sub(p.startTime)
 	}
-	p.lastStatus = &st
 	out.add(r)
 }
 

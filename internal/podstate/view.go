@@ -20,13 +20,14 @@ type view struct {
 	// and again after a failed list or a runtime outage: the next sync
 	// lists first (what it holds may predate the outage).
 	listed bool
+	// relist: a PLEG listing that could not be ordered against the held
+	// one disagreed with it; list again to learn which is right. (Beside
+	// listed: one word for both.)
+	relist bool
 	// received counts the PLEG listings (and die events) received; an own
 	// list that started when it was n and comes back at n is newer than
 	// all of them.
 	received uint64
-	// relist: a PLEG listing that could not be ordered against the held
-	// one disagreed with it; list again to learn which is right.
-	relist bool
 }
 
 // takeListed takes a PLEG listing.
