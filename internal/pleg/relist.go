@@ -20,8 +20,10 @@ import (
 // failed list never reads as "every container vanished".
 type Relister struct {
 	// gen numbers Relist calls; an entry whose gen lags after a listing
-	// was absent from it.
-	gen uint64
+	// was absent from it. 32 bits: every entry's gen is the current one
+	// or the one before it (the rest are deleted by each Relist), so a
+	// wrap-around is harmless.
+	gen uint32
 	// byID is the snapshot, keyed by container ID. Entries are updated in
 	// place, and the map is only written when containers appear or vanish.
 	byID map[string]*entry
@@ -46,8 +48,9 @@ type entry struct {
 	podUID types.UID
 	name   string // container name in the pod spec (LabelContainerName)
 	state  State
-	pos    int    // index in the order of the listing it was last seen in
-	gen    uint64 // Relist call it was last seen in
+	pos    int32  // index in the order of the listing it was last seen in
+	gen    uint32 // Relist call it was last seen in
+	// (pos and gen of 32 bits: an entry is 64 B, not 80, per container)
 }
 
 type pendingEvent struct {
@@ -122,10 +125,10 @@ func (r *Relister) Relist(res runtimeadapter.ListResult) []protocol.PodTransitio
 			continue // duplicate ID within this listing
 		default:
 			seen++
-			cursor = e.pos + 1
+			cursor = int(e.pos) + 1
 		}
 		e.gen = r.gen
-		e.pos = i
+		e.pos = int32(i)
 		if to := StateOf(c.State); to != e.state {
 			r.emit(e, to)
 			e.state = to
