@@ -80,7 +80,7 @@ func (p *Pod) updateProbes(out *effects) {
 	host := ""
 	var sbCreated time.Time
 	for _, h := range p.view.containers {
-		c := h.Container
+		c := h.container()
 		present[c.ID] = true
 		name := h.labels.known(knownContainerName)
 		switch runtimeadapter.ContainerType(h.labels.known(knownContainerType)) {

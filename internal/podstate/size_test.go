@@ -1,8 +1,11 @@
 package podstate
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/actorlet/actorlet/runtimeadapter"
 )
 
 // An idle pod's machine is one allocation of a 384-byte size class: a
@@ -12,5 +15,29 @@ import (
 func TestPodMachineSize(t *testing.T) {
 	if n := unsafe.Sizeof(Pod{}); n > 384 {
 		t.Errorf("podstate.Pod is %d B, over its 384-B size class", n)
+	}
+}
+
+// A held container is 240 B (a pod's sandbox and app: one 480-B
+// allocation), and heldFields keeps every field of
+// runtimeadapter.Container but Labels, by name, type and order.
+func TestHeldContainerSize(t *testing.T) {
+	if n := unsafe.Sizeof(held{}); n > 240 {
+		t.Errorf("held is %d B, over 240 B", n)
+	}
+	c, l := reflect.TypeOf(runtimeadapter.Container{}), reflect.TypeOf(heldFields{})
+	j := 0
+	for i := range c.NumField() {
+		f := c.Field(i)
+		if f.Name == "Labels" {
+			continue
+		}
+		if j >= l.NumField() || l.Field(j).Name != f.Name || l.Field(j).Type != f.Type {
+			t.Fatalf("heldFields does not mirror runtimeadapter.Container at field %s", f.Name)
+		}
+		j++
+	}
+	if j != l.NumField() {
+		t.Errorf("heldFields has %d fields, Container %d besides Labels", l.NumField(), j)
 	}
 }

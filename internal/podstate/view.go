@@ -136,7 +136,7 @@ func sameStates(x []runtimeadapter.Container, y []held) bool {
 				return false
 			}
 		}
-		o := &y[j].Container
+		o := &y[j].heldFields
 		if o.State != c.State || o.RawState != c.RawState || o.ExitCode != c.ExitCode || o.Reason != c.Reason ||
 			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP || o.Error != c.Error {
 			return false
