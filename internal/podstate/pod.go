@@ -48,7 +48,7 @@ type Config struct {
 }
 
 // Phase is what the pod's machine is doing, or waits for.
-type Phase int
+type Phase uint8
 
 const (
 	// PhaseNew: not started (Step(Started{}) lists the pod's containers).
@@ -78,7 +78,7 @@ var phaseNames = [...]string{"New", "Listing", "Syncing", "WaitingForSpec", "Idl
 func (p Phase) String() string { return phaseNames[p] }
 
 // desire is what is known of the pod's spec.
-type desire int
+type desire uint8
 
 const (
 	unknown desire = iota // no spec and no removal yet
@@ -88,11 +88,9 @@ const (
 
 // Pod is one pod's state machine.
 type Pod struct {
-	cfg   *Config // may be shared with other pods' machines (NewPodShared)
-	phase Phase
+	cfg *Config // may be shared with other pods' machines (NewPodShared)
 
-	pod    *v1.Pod // the last spec (kept after a removal: hooks come from it)
-	desire desire
+	pod *v1.Pod // the last spec (kept after a removal: hooks come from it)
 	// objects: the pod's ConfigMaps and Secrets; refresh: they changed
 	// since its volumes were last written (the next sync runs even when
 	// its plan is empty).
@@ -108,7 +106,10 @@ type Pod struct {
 	down    bool // the runtime's lists fail
 	refresh bool // see objects
 	started bool // its start duration was measured (see startTime)
-	// (the bools side by side: the struct fits a smaller size class)
+	phase   Phase
+	desire  desire
+	// (the bools and bytes side by side in one word: the struct fits the
+	// 352-B size class)
 
 	retry   time.Duration // the next retry delay after a failed sync (0: RetryInitial)
 	timerAt time.Time     // the timer set (zero: none)
