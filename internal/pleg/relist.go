@@ -40,7 +40,7 @@ type Relister struct {
 
 // maxKeptPending is the most events whose buffer a Relister keeps
 // between relists.
-const maxKeptPending = 256
+const maxKeptPending = 1024
 
 // entry is the snapshot's record of one container.
 type entry struct {

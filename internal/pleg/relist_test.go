@@ -294,9 +294,9 @@ func TestRelistNoChangeDoesNotAllocate(t *testing.T) {
 // allocates nothing.
 func TestRelistDropsBurstBuffer(t *testing.T) {
 	r := New()
-	l := benchListing(200, 3) // 600 containers: 600 ContainerStarted
-	if n := len(r.Relist(l)); n != 200 {
-		t.Fatalf("%d batches, want 200", n)
+	l := benchListing(1000, 3) // 3000 containers: 3000 ContainerStarted
+	if n := len(r.Relist(l)); n != 1000 {
+		t.Fatalf("%d batches, want 1000", n)
 	}
 	if c := cap(r.pending); c > maxKeptPending {
 		t.Errorf("a burst's event buffer of capacity %d kept, want at most %d", c, maxKeptPending)
