@@ -151,7 +151,7 @@ func (s *State) blocker(p *v1.Pod) *Record {
 		return r
 	}
 	var found *Record
-	for _, r := range s.byName[nsName(p)] {
+	for r := s.byName[nsName(p)]; r != nil; r = r.sameName {
 		if r.Phase.terminating() || (r.Phase == Lingering && r.UID != p.UID) {
 			if found == nil || r.UID < found.UID {
 				found = r

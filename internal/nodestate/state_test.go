@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -416,8 +417,8 @@ func runSteps(t *testing.T, s *State, steps []step, records []string) {
 func checkIndexes(t *testing.T, s *State) {
 	t.Helper()
 	n, stopping, marked := 0, 0, 0
-	for name, rs := range s.byName {
-		for _, r := range rs {
+	for name, first := range s.byName {
+		for r := first; r != nil; r = r.sameName {
 			n++
 			if s.pods[r.UID] != r || r.Name != name {
 				t.Fatalf("byName[%s] holds a stale %s", name, summary(r))
@@ -470,5 +471,42 @@ func TestReportedStatusIsKeptNotCopiedNorChanged(t *testing.T) {
 	}
 	if r.Status == st || r.Status.Phase != v1.PodFailed || r.Status.Reason != "PodActorFailed" {
 		t.Errorf("after the actor failed the record holds %+v", r.Status)
+	}
+}
+
+// A name's records stay listed in the order indexed whichever one leaves
+// (first, middle, last), and a name with none left is not kept.
+func TestByNameListsKeepOrder(t *testing.T) {
+	s := New(node, []string{"file"})
+	names := func() []types.UID {
+		var out []types.UID
+		for r := s.byName["default/web"]; r != nil; r = r.sameName {
+			out = append(out, r.UID)
+		}
+		return out
+	}
+	rs := map[types.UID]*Record{}
+	for _, uid := range []types.UID{"a", "b", "c", "d"} {
+		rs[uid] = &Record{UID: uid, Name: "default/web"}
+		s.index(rs[uid])
+	}
+	for _, step := range []struct {
+		out  types.UID
+		want []types.UID
+	}{{"b", []types.UID{"a", "c", "d"}}, {"a", []types.UID{"c", "d"}}, {"d", []types.UID{"c"}}, {"c", nil}} {
+		s.unindex(rs[step.out])
+		if got := names(); !slices.Equal(got, step.want) {
+			t.Fatalf("after %s left: %v, want %v", step.out, got, step.want)
+		}
+	}
+	if _, ok := s.byName["default/web"]; ok {
+		t.Error("an empty name is still indexed")
+	}
+}
+
+// A node's record is one 144-B size-class allocation per pod.
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(Record{}); n > 144 {
+		t.Errorf("Record is %d B, over its 144-B size class", n)
 	}
 }
