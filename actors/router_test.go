@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
@@ -108,5 +109,13 @@ func TestRouterKeepsEachPodsBatchOrder(t *testing.T) {
 	}
 	if n := len(got["uid-nobody"]); n != 0 {
 		t.Errorf("a UID without an actor received %d batches", n)
+	}
+}
+
+// An idle pod actor's own struct is one 96-B size-class allocation per
+// pod (a field that moves it to the next class costs every pod 16 B).
+func TestPodActorSize(t *testing.T) {
+	if n := unsafe.Sizeof(podActor{}); n > 96 {
+		t.Errorf("podActor is %d B, over its 96-B size class", n)
 	}
 }
