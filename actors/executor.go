@@ -795,7 +795,7 @@ func (a *podActor) worker(ctx actor.Context, run *podstate.Run) *worker {
 }
 
 // list lists the pod's containers off the mailbox.
-func (x *executor) list(ctx actor.Context, w *worker, inc, received uint64) {
+func (x *executor) list(ctx actor.Context, w *worker, inc uint32, received uint64) {
 	w.halt, _ = x.contexts()
 	x.launch(ctx, inc, func(d *podstate.WorkDone) {
 		defer func() {
@@ -809,7 +809,7 @@ func (x *executor) list(ctx actor.Context, w *worker, inc, received uint64) {
 }
 
 // run carries out plan off the mailbox, then lists the pod's containers.
-func (x *executor) run(ctx actor.Context, w *worker, plan podsync.Plan, inc, received uint64) {
+func (x *executor) run(ctx actor.Context, w *worker, plan podsync.Plan, inc uint32, received uint64) {
 	w.halt, w.abort = x.contexts()
 	x.launch(ctx, inc, func(d *podstate.WorkDone) {
 		defer func() {
@@ -847,7 +847,7 @@ func (x *executor) contexts() (halt, abort context.Context) {
 	return halt, abort
 }
 
-func (x *executor) launch(ctx actor.Context, inc uint64, work func(*podstate.WorkDone)) {
+func (x *executor) launch(ctx actor.Context, inc uint32, work func(*podstate.WorkDone)) {
 	self, sys := ctx.Self(), ctx.ActorSystem()
 	finished := make(chan struct{})
 	x.done = finished

@@ -29,45 +29,41 @@ import (
 // including after a restart by its supervisor; its spec comes from the
 // router.
 type podActor struct {
-	cfg  *podShared // shared by every pod actor of the node
-	uid  types.UID
-	node *actor.PID
+	cfg *podShared // shared by every pod actor of the node (and its node PID)
+	uid types.UID
 	// log is the pod's logger while the pod is busy, nil while it is
 	// idle: see logger.
 	log *zap.Logger
 
-	m *podstate.Pod
+	m    *podstate.Pod
+	exec executor
+	// timer is the one timer the machine asked for; timerGen tells a
+	// stale firing from the current one.
+	timer    clock.Timer
+	timerGen uint32
 	// inc tells this incarnation's executor and timers from those of an
 	// incarnation before a supervisor restart (their late messages are
-	// dropped).
-	inc   uint64
-	exec  executor
-	timer podTimer
+	// dropped). (inc and timerGen of 32 bits side by side, the node's PID
+	// in cfg: the struct is 96 B, not 112.)
+	inc uint32
 	// probes: one child per container and probe kind, "<container>/<kind>".
 	probes map[string]*actor.PID
-}
-
-// podTimer is the one timer the machine asked for; gen tells a stale
-// firing from the current one.
-type podTimer struct {
-	t   clock.Timer
-	gen uint64
 }
 
 // Messages private to the pod actor (they never leave it).
 type (
 	// syncDone: the executor's outcome.
 	syncDone struct {
-		inc  uint64 // the incarnation that started the executor
+		inc  uint32 // the incarnation that started the executor
 		done podstate.WorkDone
 	}
-	resyncTimer struct{ inc, gen uint64 }
+	resyncTimer struct{ inc, gen uint32 }
 	// syncNow: a sync requested by PLEG batches (podstate.RequestSync).
-	syncNow struct{ inc uint64 }
+	syncNow struct{ inc uint32 }
 )
 
 // incarnations numbers pod actor incarnations (see podActor.inc).
-var incarnations atomic.Uint64
+var incarnations atomic.Uint32
 
 // newPodProps returns the props of every pod actor of a router: one
 // value for all (a pod actor learns its UID from its name, "pod-<uid>"),
@@ -75,7 +71,7 @@ var incarnations atomic.Uint64
 // (dispatch.Mailbox: small, nothing allocated per message) run on pool's
 // goroutines (see package dispatch).
 func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props {
-	shared := &podShared{Config: cfg, machine: podstate.Config{Node: cfg.NodeName, Backoff: cfg.Backoff,
+	shared := &podShared{Config: cfg, node: node, machine: podstate.Config{Node: cfg.NodeName, Backoff: cfg.Backoff,
 		GCPeriod: gcPeriod, RetryInitial: syncRetryInitial, RetryMax: syncRetryMax, HostIPs: cfg.Spec.HostIPs,
 		RuntimeType: runtimeType(cfg.Runtime), Standby: cfg.Standby, SandboxIsContainer: sandboxIsContainer(cfg.Runtime)}}
 	var counted []actor.MailboxMiddleware
@@ -83,7 +79,7 @@ func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props 
 		counted = append(counted, cfg.Metrics.MailboxMiddleware(metrics.KindPod))
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &podActor{cfg: shared, node: node}
+		return &podActor{cfg: shared}
 	}, actor.WithMailbox(dispatch.Mailbox(counted...)), actor.WithDispatcher(pool))
 }
 
@@ -93,6 +89,7 @@ func newPodProps(cfg Config, node *actor.PID, pool *dispatch.Pool) *actor.Props 
 type podShared struct {
 	Config
 	machine podstate.Config
+	node    *actor.PID // the node actor, which pod actors report to
 }
 
 // mailboxThroughput is how many messages a pod actor takes in a row
@@ -217,7 +214,7 @@ func (a *podActor) event(msg any) podstate.Event {
 	case *syncNow:
 		return ifInc(m.inc == a.inc, podstate.SyncRequested{})
 	case *resyncTimer:
-		return ifInc(m.inc == a.inc && m.gen == a.timer.gen, podstate.TimerFired{})
+		return ifInc(m.inc == a.inc && m.gen == a.timerGen, podstate.TimerFired{})
 	case *syncDone:
 		if m.inc != a.inc {
 			return nil // an executor of an incarnation before a restart
@@ -268,7 +265,7 @@ func (a *podActor) apply(ctx actor.Context, effects []podstate.Effect) {
 		case podstate.SpawnProbes, podstate.StopProbes, podstate.ProbeTargets:
 			a.probeEffect(ctx, e)
 		case podstate.Syncing:
-			ctx.Send(a.node, &protocol.PodSyncing{UID: a.uid, Since: e.Since})
+			ctx.Send(a.cfg.node, &protocol.PodSyncing{UID: a.uid, Since: e.Since})
 		case podstate.SyncTook:
 			a.cfg.Metrics.ObserveSync(e.Duration)
 		case podstate.SyncFailed:
@@ -290,7 +287,7 @@ func (a *podActor) report(ctx actor.Context, r podstate.Report) {
 	if r.PodStarted {
 		a.cfg.Metrics.ObservePodStart(r.StartedIn)
 	}
-	ctx.Send(a.node, &protocol.PodStatusReport{UID: a.uid, Namespace: r.Namespace, Name: r.Name, Status: r.Status})
+	ctx.Send(a.cfg.node, &protocol.PodStatusReport{UID: a.uid, Namespace: r.Namespace, Name: r.Name, Status: r.Status})
 }
 
 // terminate: the pod was removed and none of its containers is left.
@@ -308,7 +305,7 @@ func (a *podActor) terminate(ctx actor.Context) {
 // emitter returns a function that sends pod events to the node; it is
 // safe to call from the executor's goroutines.
 func (a *podActor) emitter(ctx actor.Context) func(messages.EventType, string, string, string) {
-	sys, node, uid, clk := ctx.ActorSystem(), a.node, a.uid, a.cfg.Clock
+	sys, node, uid, clk := ctx.ActorSystem(), a.cfg.node, a.uid, a.cfg.Clock
 	ns, name := a.m.Name()
 	return func(typ messages.EventType, reason, container, msg string) {
 		sys.Root.Send(node, &messages.Event{Time: clk.Now(), Type: typ, Reason: reason,
@@ -319,15 +316,15 @@ func (a *podActor) emitter(ctx actor.Context) func(messages.EventType, string, s
 // setTimer sets the one timer at `at`, replacing the one set.
 func (a *podActor) setTimer(ctx actor.Context, at time.Time) {
 	a.stopTimer()
-	a.timer.gen++
-	gen, inc, self, sys := a.timer.gen, a.inc, ctx.Self(), ctx.ActorSystem()
-	a.timer.t = a.cfg.Clock.AfterFunc(at.Sub(a.cfg.Clock.Now()), func() { sys.Root.Send(self, &resyncTimer{inc: inc, gen: gen}) })
+	a.timerGen++
+	gen, inc, self, sys := a.timerGen, a.inc, ctx.Self(), ctx.ActorSystem()
+	a.timer = a.cfg.Clock.AfterFunc(at.Sub(a.cfg.Clock.Now()), func() { sys.Root.Send(self, &resyncTimer{inc: inc, gen: gen}) })
 }
 
 func (a *podActor) stopTimer() {
-	if a.timer.t != nil {
-		a.timer.t.Stop()
-		a.timer.t = nil
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
 	}
 }
 

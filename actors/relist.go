@@ -277,9 +277,13 @@ func (r *relistActor) Receive(ctx actor.Context) {
 			}
 			r.failing = false
 			batches := r.relister.Relist(m.res)
-			for _, batch := range batches {
-				batch.ListedFrom, batch.ListedUntil = r.started, m.until
-				ctx.Send(r.router, &batch)
+			if len(batches) > 0 {
+				for i := range batches {
+					batches[i].ListedFrom, batches[i].ListedUntil = r.started, m.until
+				}
+				// One message for the whole relist: the router passes
+				// each pod its element.
+				ctx.Send(r.router, &protocol.RelistTransitions{Pods: batches})
 			}
 			ctx.Send(r.node, &protocol.RelistSnapshot{Containers: m.res.Containers, ObservedAt: m.res.ObservedAt})
 			if r.following {

@@ -19,8 +19,6 @@ type router struct {
 	cfg      Config
 	node     *actor.PID
 	log      *zap.Logger
-	pods     map[types.UID]*podEntry
-	byPID    map[string]types.UID
 	podProps *actor.Props   // every pod actor's
 	pool     *dispatch.Pool // the goroutines their mailboxes run on
 	stopping bool           // the router itself is stopping: its children end with it
@@ -30,21 +28,18 @@ type router struct {
 	retiring map[string]types.UID
 	respawn  map[types.UID]any      // *protocol.PodSpec or *protocol.PodRemoved
 	down     *protocol.RuntimeState // the runtime is failing (nil: healthy)
-	// dir publishes pods for the relist's exit follower (see
-	// podDirectory): a UID is in it from its actor's spawn until the
-	// router forgets the actor.
+	// dir is pod UID → pod actor (see podDirectory), the router's table
+	// and the one the relist's exit follower reads: a UID is in it from
+	// its actor's spawn until the router forgets the actor.
 	dir *podDirectory
 }
 
-type podEntry struct {
-	pid  *actor.PID
-	last any // *protocol.PodSpec or *protocol.PodRemoved, for SpecRequest
-}
-
 func newRouterProps(cfg Config, node *actor.PID, dir *podDirectory) *actor.Props {
+	if dir == nil {
+		dir = &podDirectory{}
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"), dir: dir,
-			pods: map[types.UID]*podEntry{}, byPID: map[string]types.UID{}}
+		return &router{cfg: cfg, node: node, log: cfg.Logger.Named("router"), dir: dir}
 	}, append(cfg.mailbox(metrics.KindRouter), actor.WithSupervisor(supervision.PodStrategy(cfg.MaxPodRestarts, cfg.PodRestartWindow)))...)
 }
 
@@ -60,10 +55,11 @@ func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		r.stopping = false
+		r.dir.setClosed(false)
 		ctx.Send(ctx.Parent(), &protocol.RouterStarted{})
 	case *actor.Stopping:
 		r.stopping = true
-		r.dir.clear()
+		r.dir.setClosed(true)
 	case *actor.Restarting:
 		r.stopping = true
 		r.dir.clear()
@@ -84,12 +80,23 @@ func (r *router) Receive(ctx actor.Context) {
 		// router) one is spawned to remove it: only it can say, by
 		// listing, that the pod's containers are gone (Terminated).
 		r.deliver(ctx, m.UID, m)
+	case *protocol.RelistTransitions:
+		// One relist's batches in one message: one receive here per
+		// relist, not per pod, and each pod's batch goes on in the order
+		// the relist made them (this mailbox is the one path from the
+		// relist to the pod actors, so no batch overtakes an earlier one
+		// for its pod).
+		for i := range m.Pods {
+			if e, ok := r.dir.get(m.Pods[i].UID); ok {
+				ctx.Send(e.pid, &m.Pods[i])
+			}
+		}
 	case *protocol.PodTransitions:
-		if e := r.pods[m.UID]; e != nil {
+		if e, ok := r.dir.get(m.UID); ok {
 			ctx.Send(e.pid, m)
 		}
 	case *protocol.ContainerExited:
-		if e := r.pods[m.UID]; e != nil {
+		if e, ok := r.dir.get(m.UID); ok {
 			ctx.Send(e.pid, m)
 		}
 		// A batch for a UID without an actor is a pod that is not desired:
@@ -101,24 +108,22 @@ func (r *router) Receive(ctx actor.Context) {
 		} else {
 			r.down = m
 		}
-		for _, e := range r.pods {
+		for _, e := range r.dir.m {
 			ctx.Send(e.pid, m)
 		}
 	case *protocol.SpecRequest:
-		if e := r.pods[m.UID]; e != nil && e.last != nil {
+		if e, ok := r.dir.get(m.UID); ok && e.last != nil {
 			ctx.Respond(e.last)
 		}
 	case *protocol.Terminated:
-		if e := r.pods[m.UID]; e != nil {
-			delete(r.byPID, e.pid.Id)
-			delete(r.pods, m.UID)
+		if e, ok := r.dir.get(m.UID); ok {
 			r.dir.forget(m.UID)
 			if r.retiring == nil {
 				r.retiring = map[string]types.UID{}
 			}
 			r.retiring[e.pid.Id] = m.UID
 			ctx.Stop(e.pid)
-			r.cfg.Metrics.SetPodActors(len(r.pods))
+			r.cfg.Metrics.SetPodActors(r.dir.len())
 		}
 		ctx.Send(r.node, m)
 	case *actor.Terminated:
@@ -131,9 +136,8 @@ func (r *router) Receive(ctx actor.Context) {
 			return
 		}
 		// A pod actor stopped by its supervisor (past its restart limit).
-		if uid, ok := r.byPID[m.Who.Id]; ok && !r.stopping {
-			delete(r.byPID, m.Who.Id)
-			delete(r.pods, uid)
+		uid := podUIDOf(m.Who, ctx.Self())
+		if e, ok := r.dir.get(uid); ok && e.pid.Id == m.Who.Id && !r.stopping {
 			r.dir.forget(uid)
 			r.log.Error("pod actor stopped after too many restarts", zap.String("podUID", string(uid)))
 			ctx.Send(r.node, &protocol.PodActorFailed{UID: uid})
@@ -146,8 +150,8 @@ func (r *router) Receive(ctx actor.Context) {
 // still stopping (its name taken), m waits for it (the latest message
 // wins).
 func (r *router) deliver(ctx actor.Context, uid types.UID, m any) {
-	e := r.pods[uid]
-	if e == nil {
+	e, ok := r.dir.get(uid)
+	if !ok {
 		for _, u := range r.retiring {
 			if u == uid {
 				if r.respawn == nil {
@@ -166,15 +170,14 @@ func (r *router) deliver(ctx actor.Context, uid types.UID, m any) {
 			r.log.Error("spawn pod actor", zap.String("podUID", string(uid)), zap.Error(err))
 			return
 		}
-		e = &podEntry{pid: pid}
-		r.pods[uid] = e
+		e = podEntry{pid: pid, last: m}
+		r.dir.put(uid, e)
 		if r.down != nil {
 			ctx.Send(pid, r.down)
 		}
-		r.byPID[pid.Id] = uid
-		r.dir.put(uid, pid)
-		r.cfg.Metrics.SetPodActors(len(r.pods))
+		r.cfg.Metrics.SetPodActors(r.dir.len())
+	} else {
+		r.dir.setLast(uid, m)
 	}
-	e.last = m
 	ctx.Send(e.pid, m)
 }

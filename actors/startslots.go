@@ -115,6 +115,11 @@ func (s *startSlots) release(done bool) {
 		close(ch)
 	}
 	s.waiters = s.waiters[n:]
+	if len(s.waiters) == 0 {
+		// The array a burst's waiters grew (10,000 pods starting) is
+		// not kept behind an empty slice.
+		s.waiters = nil
+	}
 }
 
 // needsStartSlot reports whether a plan starts its pod: it makes or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestRecordsGetSetCloneEqual(t *testing.T) {
@@ -59,5 +60,13 @@ func TestRecordsJSONIsAnObjectByName(t *testing.T) {
 	}
 	if !back.Equal(rs) {
 		t.Fatalf("read back %+v, want %+v", back, rs)
+	}
+}
+
+// A record is one 352-B size-class allocation per container (with its
+// name): Seen keeps an instance, not a whole exit.
+func TestNamedRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(NamedRecord{}); n > 352 {
+		t.Errorf("NamedRecord is %d B, over its 352-B size class", n)
 	}
 }

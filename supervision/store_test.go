@@ -104,7 +104,7 @@ func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Seen: Exit{ContainerID: "a", RestartCount: 3}}}))
+	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Seen: Instance{ContainerID: "a", RestartCount: 3}}}))
 	h.Flush()
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a record of a running instance only was written: %v", err)
@@ -113,7 +113,7 @@ func TestHistoryWritesOnlyWhatItKeeps(t *testing.T) {
 		t.Fatalf("kept in memory: %q", got)
 	}
 	exit := Exit{ContainerID: "a", RestartCount: 3, FinishedAt: t0, ExitCode: 1}
-	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Exit: exit, Seen: Exit{ContainerID: "a", RestartCount: 3}}}))
+	h.Put("uid", RecordsOf(map[string]ContainerRecord{"app": {Exit: exit, Seen: Instance{ContainerID: "a", RestartCount: 3}}}))
 	h.Flush()
 	h2, err := NewHistory(path)
 	if err != nil {

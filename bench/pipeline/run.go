@@ -135,11 +135,11 @@ func (r Result) Tables() []*report.Table {
 		}
 		tp.Add(name, t.Events, t.Elapsed.Round(time.Microsecond), fmt.Sprintf("%.0f", t.PerSec()), t.CPUPerEvent().Round(10*time.Nanosecond), tgt, vs)
 	}
-	row("router → pod actors (batches as the relist sends them, 1 event each)", r.Pods, true)
-	row("router alone (batches for UIDs without an actor, dropped)", r.Router, false)
+	row("router → pod actors (batches as the relist sends them: one message per relist, 1 event per pod)", r.Pods, true)
+	row("router alone (a relist's batches for UIDs without an actor, dropped)", r.Router, false)
 	row("end-to-end: kill → die event → router → pod actor → status at a subscriber", r.Kills, false)
 	tp.Notes = []string{
-		"Batches carry the pod's current containers, as a relist would after a transition the pod actor has already seen by its own list: the pod actor orders the listing against the one it holds, finds the same containers in the same states, and needs no sync (a batch that does change them costs a sync: plan, status, comparison with the last status; batches queued together share one sync). So the first row is the cost of routing and ordering; the end-to-end row runs from the kills until a subscriber of the node has seen every killed pod's status show its container not running (a sync and a status report per death). Wall time runs from the first send until actorlet's own mailbox counter (actorlet_mailbox_messages_total) shows every batch processed; CPU is the whole process's user+system time over that interval (2 cores: 2 s of CPU per wall second at most).",
+		"Batches carry the pod's current containers, as a relist would after a transition the pod actor has already seen by its own list: the pod actor orders the listing against the one it holds, finds the same containers in the same states, and needs no sync (a batch that does change them costs a sync: plan, status, comparison with the last status; batches queued together share one sync). So the first row is the cost of routing and ordering; each round is one protocol.RelistTransitions holding every pod's batch, as the relist actor sends a relist's batches, and the router hands each pod actor its own; the end-to-end row runs from the kills until a subscriber of the node has seen every killed pod's status show its container not running (a sync and a status report per death). Wall time runs from the first send until actorlet's own mailbox counter (actorlet_mailbox_messages_total{kind=\"pod\"}) shows every batch received and stepped by its pod actor (the router-only row: every relist message processed by the router); CPU is the whole process's user+system time over that interval (2 cores: 2 s of CPU per wall second at most).",
 		fmt.Sprintf("Set-up of the %d pods took %s (not timed above).", r.Memory.Pods, r.Setup.Round(time.Second)),
 	}
 

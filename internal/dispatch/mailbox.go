@@ -21,7 +21,7 @@ import (
 // not once per activation.
 func Mailbox(middlewares ...actor.MailboxMiddleware) actor.MailboxProducer {
 	return func() actor.Mailbox {
-		m := &mailbox{middlewares: middlewares}
+		m := &mailbox{middlewares: &middlewares}
 		m.process = m.processMessages
 		return m
 	}
@@ -83,10 +83,12 @@ type mailbox struct {
 	user      ring
 	sys       []any // system messages (rare: lifecycle, supervision); nil when none
 
-	invoker     actor.MessageInvoker
-	dispatcher  actor.Dispatcher
-	process     func() // m.processMessages, made once
-	middlewares []actor.MailboxMiddleware
+	invoker    actor.MessageInvoker
+	dispatcher actor.Dispatcher
+	process    func() // m.processMessages, made once
+	// middlewares: the producer's, shared by all its mailboxes (a pointer:
+	// the struct stays in the 160-B size class).
+	middlewares *[]actor.MailboxMiddleware
 }
 
 func (m *mailbox) PostUserMessage(message any) {
@@ -104,7 +106,7 @@ func (m *mailbox) PostUserMessage(message any) {
 			}
 		}
 	}
-	for _, mw := range m.middlewares {
+	for _, mw := range *m.middlewares {
 		mw.MessagePosted(message)
 	}
 	m.mu.Lock()
@@ -114,7 +116,7 @@ func (m *mailbox) PostUserMessage(message any) {
 }
 
 func (m *mailbox) PostSystemMessage(message any) {
-	for _, mw := range m.middlewares {
+	for _, mw := range *m.middlewares {
 		mw.MessagePosted(message)
 	}
 	m.mu.Lock()
@@ -128,7 +130,7 @@ func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher acto
 }
 
 func (m *mailbox) Start() {
-	for _, mw := range m.middlewares {
+	for _, mw := range *m.middlewares {
 		mw.MailboxStarted()
 	}
 }
@@ -163,7 +165,7 @@ func (m *mailbox) processMessages() {
 			continue
 		}
 		if user == 0 && !m.suspended.Load() {
-			for _, mw := range m.middlewares {
+			for _, mw := range *m.middlewares {
 				mw.MailboxEmpty()
 			}
 		}
@@ -221,7 +223,7 @@ func (m *mailbox) run() {
 		} else {
 			m.invoker.InvokeUserMessage(msg)
 		}
-		for _, mw := range m.middlewares {
+		for _, mw := range *m.middlewares {
 			mw.MessageReceived(msg)
 		}
 	}

@@ -19,9 +19,10 @@ import (
 
 // Pool is an actor.Dispatcher (Schedule, Throughput). Schedule queues the
 // mailbox for the pool's goroutines and starts one more while none is
-// idle and fewer than the pool's bound run; it never blocks (a full queue
-// runs the mailbox on a goroutine of its own, as the default dispatcher
-// does). So a Receive that blocks holds one of the pool's goroutines:
+// idle and fewer than the pool's bound run; it never blocks (beyond the
+// queue, mailboxes wait in an overflow list that the pool's goroutines
+// take from once the queue is empty: a burst, such as a relist's batches
+// for 10,000 pods, costs no goroutine per mailbox). So a Receive that blocks holds one of the pool's goroutines:
 // mailboxes queued behind it wait only if every goroutine of the pool is
 // held at once. Actors run on a pool must not block in Receive (actorlet's
 // pod actors never wait on the runtime there).
@@ -40,6 +41,15 @@ type Pool struct {
 	closed     atomic.Bool
 	done       chan struct{}
 	closeOnce  sync.Once
+
+	// overflow: mailboxes scheduled while the queue was full, in order
+	// (nil once empty: a burst's list is not kept); over is its length.
+	mu       sync.Mutex
+	overflow []func()
+	over     atomic.Int32
+	// wake, queued after an overflow, runs one overflowed mailbox (made
+	// once: a method value would be allocated each time).
+	wake func()
 }
 
 // Defaults of New.
@@ -48,7 +58,7 @@ const (
 	DefaultIdle = time.Second
 	// DefaultMax bounds the pool's goroutines.
 	DefaultMax = 256
-	// queueLen bounds the mailboxes queued (beyond it: a goroutine each).
+	// queueLen bounds the mailboxes queued (beyond it: the overflow list).
 	queueLen = 4096
 )
 
@@ -59,7 +69,36 @@ func New(throughput int) *Pool { return NewWith(throughput, DefaultIdle, Default
 
 // NewWith returns a pool with its idle time and its bound of goroutines.
 func NewWith(throughput int, idle time.Duration, max int) *Pool {
-	return &Pool{queue: make(chan func(), queueLen), throughput: throughput, idleFor: idle, max: int32(max), done: make(chan struct{})}
+	p := &Pool{queue: make(chan func(), queueLen), throughput: throughput, idleFor: idle, max: int32(max), done: make(chan struct{})}
+	p.wake = p.runOverflowed
+	return p
+}
+
+// popOverflow takes the first overflowed mailbox (nil: none).
+func (p *Pool) popOverflow() func() {
+	if p.over.Load() == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.overflow) == 0 {
+		return nil
+	}
+	fn := p.overflow[0]
+	p.overflow[0] = nil
+	p.overflow = p.overflow[1:]
+	if len(p.overflow) == 0 {
+		p.overflow = nil
+	}
+	p.over.Add(-1)
+	return fn
+}
+
+// runOverflowed runs the first overflowed mailbox, if any.
+func (p *Pool) runOverflowed() {
+	if fn := p.popOverflow(); fn != nil {
+		fn()
+	}
 }
 
 // Close ends the pool's goroutines once they have run what is queued.
@@ -77,6 +116,9 @@ func (p *Pool) drain() {
 		case fn := <-p.queue:
 			go fn()
 		default:
+			for fn := p.popOverflow(); fn != nil; fn = p.popOverflow() {
+				go fn()
+			}
 			return
 		}
 	}
@@ -96,9 +138,18 @@ func (p *Pool) Schedule(fn func()) {
 	}
 	select {
 	case p.queue <- fn:
-	default:
-		go fn() // the queue is full
-		return
+	default: // the queue is full
+		p.mu.Lock()
+		p.overflow = append(p.overflow, fn)
+		p.over.Add(1)
+		p.mu.Unlock()
+		// The pool's goroutines take from the overflow when they find
+		// the queue empty, before they wait; should every one be waiting
+		// already (the queue emptied meanwhile), this wakes one.
+		select {
+		case p.queue <- p.wake:
+		default:
+		}
 	}
 	if p.closed.Load() { // closed meanwhile: its goroutines may be gone
 		p.drain()
@@ -131,6 +182,10 @@ func (p *Pool) work() {
 			continue
 		default:
 		}
+		if fn := p.popOverflow(); fn != nil {
+			fn()
+			continue
+		}
 		if t == nil {
 			t = time.NewTimer(p.idleFor)
 		} else {
@@ -154,7 +209,7 @@ func (p *Pool) work() {
 		p.running.Add(-1)
 		// A mailbox queued while this goroutine counted as idle started
 		// no goroutine: take it unless another goroutine will.
-		if len(p.queue) == 0 || !p.reserve() {
+		if (len(p.queue) == 0 && p.over.Load() == 0) || !p.reserve() {
 			return
 		}
 	}

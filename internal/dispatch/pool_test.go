@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,8 +92,10 @@ func TestBlockedMailboxHoldsOneGoroutine(t *testing.T) {
 	})
 }
 
-// A full queue runs the mailbox on a goroutine of its own: Schedule never
-// blocks.
+// A full queue never blocks Schedule: the mailboxes beyond it wait in the
+// overflow list, as those in the queue do, for the pool's goroutines (no
+// goroutine of their own: a burst of 10,000 made as many), in order, and
+// the list is not kept once drained.
 func TestFullQueueNeverBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := NewWith(300, time.Second, 1)
@@ -101,19 +104,55 @@ func TestFullQueueNeverBlocks(t *testing.T) {
 		p.Schedule(func() { <-release })
 		synctest.Wait()
 		var ran atomic.Int32
-		for range queueLen + 5 {
-			p.Schedule(func() { ran.Add(1) })
+		var order []int
+		for i := range queueLen + 5 {
+			p.Schedule(func() {
+				ran.Add(1)
+				if i >= queueLen {
+					order = append(order, i-queueLen) // one goroutine: no race
+				}
+			})
 		}
 		synctest.Wait()
-		if n := ran.Load(); n != 5 {
-			t.Fatalf("%d mailboxes ran while the queue was full, want the 5 beyond it", n)
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d mailboxes ran while the pool's one goroutine was held", n)
+		}
+		if p.Running() != 1 {
+			t.Fatalf("%d goroutines, want the pool's bound, 1", p.Running())
 		}
 		close(release)
 		synctest.Wait()
 		if n := ran.Load(); n != queueLen+5 {
 			t.Fatalf("%d of %d mailboxes ran", n, queueLen+5)
 		}
+		if !slices.Equal(order, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("overflowed mailboxes ran in order %v", order)
+		}
+		if p.overflow != nil || p.over.Load() != 0 {
+			t.Errorf("overflow kept after draining: %d entries, cap %d", p.over.Load(), cap(p.overflow))
+		}
 	})
+}
+
+// Mailboxes overflowed while every goroutine of the pool had just found
+// the queue empty still run: the wake-up queued with them takes them.
+func TestOverflowRunsWithGoroutinesIdle(t *testing.T) {
+	for range 200 {
+		p := NewWith(300, time.Hour, 2)
+		var ran atomic.Int32
+		const n = queueLen * 3
+		for range n {
+			p.Schedule(func() { ran.Add(1) })
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for ran.Load() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d mailboxes ran", ran.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		p.Close()
+	}
 }
 
 // A goroutine that reaches its idle time while a mailbox is queued takes

@@ -124,8 +124,9 @@ func (s *State) send(r *Record, p *v1.Pod) {
 // until its spec changes.
 func (s *State) reject(r *Record, p *v1.Pod, reason, msg string) {
 	s.setPhase(r, Rejected)
-	r.Status, r.HasStatus = rejectedStatus(reason, msg), true
-	s.emit(Reject{Pod: p, Reason: reason, Message: msg}, Publish{Pod: p, Status: r.Status})
+	st := rejectedStatus(reason, msg)
+	r.Status = &st
+	s.emit(Reject{Pod: p, Reason: reason, Message: msg}, Publish{Pod: p, Status: st})
 }
 
 // admitted is the pods sent to the router, when p asks for a host port
@@ -150,7 +151,7 @@ func (s *State) blocker(p *v1.Pod) *Record {
 		return r
 	}
 	var found *Record
-	for _, r := range s.byName[nsName(p)] {
+	for r := s.byName[nsName(p)]; r != nil; r = r.sameName {
 		if r.Phase.terminating() || (r.Phase == Lingering && r.UID != p.UID) {
 			if found == nil || r.UID < found.UID {
 				found = r

@@ -34,7 +34,7 @@ type Listing struct {
 // StatusReport is a pod actor's status of its pod.
 type StatusReport struct {
 	UID    types.UID
-	Status v1.PodStatus
+	Status *v1.PodStatus // the pod actor's: never changed once reported
 }
 
 // ActorFailed: a pod actor panicked too often and was stopped.

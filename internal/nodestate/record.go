@@ -92,15 +92,17 @@ type Record struct {
 	// Abandoned pod: it waits for the old instance to be gone.
 	Next *v1.Pod
 	// Status is the pod's last reported status (or its rejection or
-	// failure); HasStatus tells an empty one from none.
-	Status    v1.PodStatus
-	HasStatus bool
+	// failure); nil: none. It is the pod actor's own (the report's
+	// pointer: one status per pod on the node, not a copy for the node),
+	// so it is never changed in place: a change is a new one.
+	Status *v1.PodStatus
 	// Held: the wait of this Waiting pod (or of Next) was reported.
 	Held bool
-	// AbandonedAt (Abandoned) is when the node last acted on the pod;
-	// Removing is set while the node's removal of its containers runs.
+	// Removing is set while the node's removal of its containers runs
+	// (beside Held: one word for both).
+	Removing bool
+	// AbandonedAt (Abandoned) is when the node last acted on the pod.
 	AbandonedAt time.Time
-	Removing    bool
 	// GoneAt is when the pod terminated, until a listing observed after
 	// it (it may outlive the Gone phase when the UID is desired again).
 	GoneAt time.Time
@@ -108,6 +110,9 @@ type Record struct {
 	// it is admitted: what it uses of the node's allocatable resources
 	// while it is active.
 	requests requests
+	// sameName is the next record of the same Name (State.byName's
+	// list: a name has one record but while a replacement waits).
+	sameName *Record
 }
 
 // Desired is the pod wanted under this UID now, or nil.

@@ -9,15 +9,23 @@ import (
 
 // report keeps a pod actor's status of a pod desired or terminating, and
 // publishes it for a desired one.
-func (s *State) report(uid types.UID, st v1.PodStatus) {
+func (s *State) report(uid types.UID, st *v1.PodStatus) {
 	r := s.pods[uid]
-	if r == nil || (r.Desired() == nil && !r.Phase.terminating()) {
+	if st == nil || r == nil || (r.Desired() == nil && !r.Phase.terminating()) {
 		return
 	}
-	r.Status, r.HasStatus = st, true
+	r.Status = st
 	if p := r.Desired(); p != nil {
-		s.emit(Publish{Pod: p, Status: st})
+		s.emit(Publish{Pod: p, Status: *st})
 	}
+}
+
+// statusOf is r's status (empty when none).
+func statusOf(r *Record) v1.PodStatus {
+	if r.Status == nil {
+		return v1.PodStatus{}
+	}
+	return *r.Status
 }
 
 // actorFailed handles a pod actor stopped after too many panics. One that
@@ -43,11 +51,12 @@ func (s *State) actorFailed(uid types.UID, now time.Time) {
 	if r.Phase == Running {
 		s.setPhase(r, Failed)
 	}
-	r.Status.Phase = v1.PodFailed
-	r.Status.Reason = "PodActorFailed"
-	r.Status.Message = "the pod's actor panicked too often and was stopped; it runs again when its spec changes"
-	r.HasStatus = true
-	s.emit(PodFailed{Pod: p, Message: r.Status.Message}, Publish{Pod: p, Status: r.Status})
+	st := statusOf(r) // a new status: the one held is the pod actor's
+	st.Phase = v1.PodFailed
+	st.Reason = "PodActorFailed"
+	st.Message = "the pod's actor panicked too often and was stopped; it runs again when its spec changes"
+	r.Status = &st
+	s.emit(PodFailed{Pod: p, Message: st.Message}, Publish{Pod: p, Status: st})
 }
 
 // terminated ends a terminating pod: its last status is published, and
@@ -59,11 +68,11 @@ func (s *State) terminated(uid types.UID, now time.Time) {
 	}
 	s.markGone(r, now) // listings older than this still show its containers
 	if r.Pod != nil {
-		s.emit(Publish{Pod: r.Pod, Status: r.Status, Removed: true})
+		s.emit(Publish{Pod: r.Pod, Status: statusOf(r), Removed: true})
 	}
 	if next := r.Next; next != nil {
 		r.Pod, r.Next = next, nil
-		r.Status, r.HasStatus = v1.PodStatus{}, false
+		r.Status = nil
 		s.rename(r, nsName(next))
 		s.setPhase(r, Waiting)
 	} else {

@@ -80,7 +80,7 @@ func (s *State) used() requests {
 		sum.memory += r.requests.memory
 	}
 	for _, r := range s.byPhase[Running] {
-		if r.HasStatus && (r.Status.Phase == v1.PodSucceeded || r.Status.Phase == v1.PodFailed) {
+		if r.Status != nil && (r.Status.Phase == v1.PodSucceeded || r.Status.Phase == v1.PodFailed) {
 			continue
 		}
 		add(r)

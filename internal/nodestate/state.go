@@ -32,8 +32,9 @@ type State struct {
 	pods map[types.UID]*Record
 	// byName indexes every record by namespace/name: the pods a
 	// replacement may have to wait for (invariant 6).
-	// Most names have one record: a slice is smaller than a map.
-	byName map[string][]*Record
+	// Most names have one record: the map holds the first, each record
+	// the next (Record.sameName), in the order indexed.
+	byName map[string]*Record
 	// byPhase indexes every record by its phase: the Waiting pods to send
 	// when what they wait for ends, the Running ones a host port may clash
 	// with, the stopping ones a drain waits for...
@@ -60,7 +61,7 @@ func New(node string, sources []string) *State {
 	return &State{
 		node: node, sources: slices.Clone(sources),
 		sets: map[string][]*v1.Pod{}, synced: map[string]bool{},
-		pods: map[types.UID]*Record{}, byName: map[string][]*Record{},
+		pods: map[types.UID]*Record{}, byName: map[string]*Record{},
 		marked: map[types.UID]*Record{},
 	}
 }
@@ -169,15 +170,38 @@ func (s *State) put(uid types.UID, name string, ph Phase) *Record {
 	return r
 }
 
-func (s *State) index(r *Record) { s.byName[r.Name] = append(s.byName[r.Name], r) }
+func (s *State) index(r *Record) {
+	r.sameName = nil
+	first := s.byName[r.Name]
+	if first == nil {
+		s.byName[r.Name] = r
+		return
+	}
+	last := first
+	for last.sameName != nil {
+		last = last.sameName
+	}
+	last.sameName = r
+}
 
 func (s *State) unindex(r *Record) {
-	rs := slices.DeleteFunc(s.byName[r.Name], func(x *Record) bool { return x == r })
-	if len(rs) == 0 {
-		delete(s.byName, r.Name)
-	} else {
-		s.byName[r.Name] = rs
+	first := s.byName[r.Name]
+	switch {
+	case first == r:
+		if r.sameName == nil {
+			delete(s.byName, r.Name)
+		} else {
+			s.byName[r.Name] = r.sameName
+		}
+	case first != nil:
+		for x := first; x.sameName != nil; x = x.sameName {
+			if x.sameName == r {
+				x.sameName = r.sameName
+				break
+			}
+		}
 	}
+	r.sameName = nil
 }
 
 // rename changes a record's namespace/name.
@@ -227,7 +251,7 @@ func (s *State) setPhase(r *Record, ph Phase) {
 // dropped.
 func (s *State) release(r *Record) {
 	r.Pod, r.Next, r.Held = nil, nil, false
-	r.Status, r.HasStatus = v1.PodStatus{}, false
+	r.Status = nil
 	if !r.GoneAt.IsZero() {
 		s.setPhase(r, Gone)
 		return

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +74,7 @@ func listing(sec int, cs ...runtimeadapter.Container) Event {
 	return Listing{Containers: cs, ObservedAt: at(sec)}
 }
 func status(uid string, ph v1.PodPhase) Event {
-	return StatusReport{UID: types.UID(uid), Status: v1.PodStatus{Phase: ph}}
+	return StatusReport{UID: types.UID(uid), Status: &v1.PodStatus{Phase: ph}}
 }
 func terminated(uid string) Event  { return Terminated{UID: types.UID(uid)} }
 func actorFailed(uid string) Event { return ActorFailed{UID: types.UID(uid)} }
@@ -87,7 +88,7 @@ func summary(r *Record) string {
 	if r.Held {
 		s += " held"
 	}
-	if r.HasStatus {
+	if r.Status != nil {
 		s += " status=" + string(r.Status.Phase)
 		if r.Status.Reason != "" {
 			s += "/" + r.Status.Reason
@@ -416,8 +417,8 @@ func runSteps(t *testing.T, s *State, steps []step, records []string) {
 func checkIndexes(t *testing.T, s *State) {
 	t.Helper()
 	n, stopping, marked := 0, 0, 0
-	for name, rs := range s.byName {
-		for _, r := range rs {
+	for name, first := range s.byName {
+		for r := first; r != nil; r = r.sameName {
 			n++
 			if s.pods[r.UID] != r || r.Name != name {
 				t.Fatalf("byName[%s] holds a stale %s", name, summary(r))
@@ -448,5 +449,64 @@ func checkIndexes(t *testing.T, s *State) {
 	if n != len(s.pods) || inPhases != len(s.pods) || stopping != s.stopping() || marked != len(s.marked) {
 		t.Fatalf("indexes: %d by name, %d by phase, %d stopping, %d marked; records: %d, %d stopping, %d marked",
 			n, inPhases, s.stopping(), len(s.marked), len(s.pods), stopping, marked)
+	}
+}
+
+// The node keeps the status a pod actor reported (its pointer: one status
+// per pod, not a copy), and never changes it: a pod actor failure makes
+// a new one.
+func TestReportedStatusIsKeptNotCopiedNorChanged(t *testing.T) {
+	s := New(node, []string{"file"})
+	s.Step(at(1), Listing{ObservedAt: at(1)})
+	s.Step(at(2), synced("file", pod("a", "uid-a", 0)))
+	st := &v1.PodStatus{Phase: v1.PodRunning, Message: "as reported"}
+	s.Step(at(3), StatusReport{UID: "uid-a", Status: st})
+	r := s.Record("uid-a")
+	if r == nil || r.Status != st {
+		t.Fatalf("record %+v: status not the reported one", r)
+	}
+	s.Step(at(4), ActorFailed{UID: "uid-a"})
+	if st.Phase != v1.PodRunning || st.Message != "as reported" {
+		t.Errorf("the reported status was changed in place: %+v", st)
+	}
+	if r.Status == st || r.Status.Phase != v1.PodFailed || r.Status.Reason != "PodActorFailed" {
+		t.Errorf("after the actor failed the record holds %+v", r.Status)
+	}
+}
+
+// A name's records stay listed in the order indexed whichever one leaves
+// (first, middle, last), and a name with none left is not kept.
+func TestByNameListsKeepOrder(t *testing.T) {
+	s := New(node, []string{"file"})
+	names := func() []types.UID {
+		var out []types.UID
+		for r := s.byName["default/web"]; r != nil; r = r.sameName {
+			out = append(out, r.UID)
+		}
+		return out
+	}
+	rs := map[types.UID]*Record{}
+	for _, uid := range []types.UID{"a", "b", "c", "d"} {
+		rs[uid] = &Record{UID: uid, Name: "default/web"}
+		s.index(rs[uid])
+	}
+	for _, step := range []struct {
+		out  types.UID
+		want []types.UID
+	}{{"b", []types.UID{"a", "c", "d"}}, {"a", []types.UID{"c", "d"}}, {"d", []types.UID{"c"}}, {"c", nil}} {
+		s.unindex(rs[step.out])
+		if got := names(); !slices.Equal(got, step.want) {
+			t.Fatalf("after %s left: %v, want %v", step.out, got, step.want)
+		}
+	}
+	if _, ok := s.byName["default/web"]; ok {
+		t.Error("an empty name is still indexed")
+	}
+}
+
+// A node's record is one 144-B size-class allocation per pod.
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(Record{}); n > 144 {
+		t.Errorf("Record is %d B, over its 144-B size class", n)
 	}
 }

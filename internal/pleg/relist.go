@@ -20,8 +20,10 @@ import (
 // failed list never reads as "every container vanished".
 type Relister struct {
 	// gen numbers Relist calls; an entry whose gen lags after a listing
-	// was absent from it.
-	gen uint64
+	// was absent from it. 32 bits: every entry's gen is the current one
+	// or the one before it (the rest are deleted by each Relist), so a
+	// wrap-around is harmless.
+	gen uint32
 	// byID is the snapshot, keyed by container ID. Entries are updated in
 	// place, and the map is only written when containers appear or vanish.
 	byID map[string]*entry
@@ -36,14 +38,19 @@ type Relister struct {
 	pending []pendingEvent
 }
 
+// maxKeptPending is the most events whose buffer a Relister keeps
+// between relists.
+const maxKeptPending = 1024
+
 // entry is the snapshot's record of one container.
 type entry struct {
 	id     string
 	podUID types.UID
 	name   string // container name in the pod spec (LabelContainerName)
 	state  State
-	pos    int    // index in the order of the listing it was last seen in
-	gen    uint64 // Relist call it was last seen in
+	pos    int32  // index in the order of the listing it was last seen in
+	gen    uint32 // Relist call it was last seen in
+	// (pos and gen of 32 bits: an entry is 64 B, not 80, per container)
 }
 
 type pendingEvent struct {
@@ -118,10 +125,10 @@ func (r *Relister) Relist(res runtimeadapter.ListResult) []protocol.PodTransitio
 			continue // duplicate ID within this listing
 		default:
 			seen++
-			cursor = e.pos + 1
+			cursor = int(e.pos) + 1
 		}
 		e.gen = r.gen
-		e.pos = i
+		e.pos = int32(i)
 		if to := StateOf(c.State); to != e.state {
 			r.emit(e, to)
 			e.state = to
@@ -202,6 +209,12 @@ func (r *Relister) batch(res runtimeadapter.ListResult) []protocol.PodTransition
 	}
 	clear(r.pending) // drop references to IDs and names
 	r.pending = r.pending[:0]
+	if cap(r.pending) > maxKeptPending {
+		// A burst's buffer (every container of a node starting: 56 B an
+		// event, ~110-140 B per pod) is not kept for the quiet relists
+		// after it.
+		r.pending = nil
+	}
 
 	// Find each listed container's batch in a map of the batches (its
 	// size grows with the changes, not with the pods).

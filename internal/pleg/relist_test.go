@@ -2,9 +2,11 @@ package pleg
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -284,5 +286,52 @@ func TestRelistNoChangeDoesNotAllocate(t *testing.T) {
 	r.Relist(l)
 	if n := testing.AllocsPerRun(50, func() { r.Relist(l) }); n != 0 {
 		t.Fatalf("no-change relist allocated %v times, want 0", n)
+	}
+}
+
+// The buffer of a burst's events (every container starting at once) is
+// not kept after it; a small one is, and a relist without changes still
+// allocates nothing.
+func TestRelistDropsBurstBuffer(t *testing.T) {
+	r := New()
+	l := benchListing(1000, 3) // 3000 containers: 3000 ContainerStarted
+	if n := len(r.Relist(l)); n != 1000 {
+		t.Fatalf("%d batches, want 1000", n)
+	}
+	if c := cap(r.pending); c > maxKeptPending {
+		t.Errorf("a burst's event buffer of capacity %d kept, want at most %d", c, maxKeptPending)
+	}
+	small := New()
+	small.Relist(benchListing(2, 2))
+	if cap(small.pending) == 0 {
+		t.Error("a small event buffer was dropped")
+	}
+	if n := testing.AllocsPerRun(50, func() { r.Relist(l) }); n != 0 {
+		t.Fatalf("no-change relist allocated %v times, want 0", n)
+	}
+}
+
+// A snapshot entry is one 64-B allocation per container (a field that
+// moves it to the next size class costs 16 B per container of a node).
+func TestSnapshotEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n > 64 {
+		t.Errorf("snapshot entry is %d B, over its 64-B size class", n)
+	}
+}
+
+// Relist generations wrap around without losing a container: an entry's
+// gen is only ever compared with the current one.
+func TestRelistGenerationWraps(t *testing.T) {
+	r := New()
+	l := benchListing(3, 2)
+	r.Relist(l)
+	r.gen = math.MaxUint32 - 1
+	for range 4 {
+		if b := r.Relist(l); b != nil {
+			t.Fatalf("an unchanged listing across the wrap gave %v", summary(b))
+		}
+	}
+	if r.Len() != 6 {
+		t.Errorf("snapshot holds %d containers, want 6", r.Len())
 	}
 }

@@ -162,6 +162,11 @@ type StreamWatch struct {
 
 	heard   map[changeKey]heard // events that reported no change yet
 	waiting map[changeKey]wait  // changes found while a stream is open, not reported yet
+	// deleted: an entry of heard or waiting was deleted since the last
+	// Relisted. A Go map keeps its buckets when emptied: one that held a
+	// burst (every container of 10,000 pods starting) is made anew once
+	// empty, instead of keeping ~120-240 B per pod for good.
+	deleted bool
 
 	missed Missed // the last evidence of silence
 	err    error  // why the stream is down
@@ -286,6 +291,7 @@ func (w *StreamWatch) Event(stream uint64, id string, kind runtimeadapter.EventK
 	k := changeKey{id, kind}
 	if wt, ok := w.waiting[k]; ok && at.Before(wt.by) {
 		delete(w.waiting, k)
+		w.deleted = true
 		w.reported(stream)
 		return
 	}
@@ -301,6 +307,7 @@ func (w *StreamWatch) Relisted(from, until time.Time, changes []Change) {
 		k := changeKey{c.ContainerID, c.Kind}
 		if h, ok := w.heard[k]; ok {
 			delete(w.heard, k)
+			w.deleted = true
 			w.reported(h.stream)
 			continue
 		}
@@ -311,11 +318,22 @@ func (w *StreamWatch) Relisted(from, until time.Time, changes []Change) {
 	for k, h := range w.heard {
 		if !h.at.Add(max(w.grace, HeardKeep)).After(from) {
 			delete(w.heard, k)
+			w.deleted = true
 		}
 	}
 	for k, wt := range w.waiting {
 		if !wt.counts && !wt.by.After(from) {
 			delete(w.waiting, k)
+			w.deleted = true
+		}
+	}
+	if w.deleted {
+		w.deleted = false
+		if len(w.heard) == 0 {
+			w.heard = map[changeKey]heard{}
+		}
+		if len(w.waiting) == 0 {
+			w.waiting = map[changeKey]wait{}
 		}
 	}
 	w.listed = from
@@ -344,7 +362,9 @@ func (w *StreamWatch) Deadline() (at time.Time, ok bool) {
 // whether it found the stream silent.
 func (w *StreamWatch) Check(now time.Time) bool {
 	if !w.watching() {
-		clear(w.waiting)
+		if len(w.waiting) > 0 {
+			w.waiting = map[changeKey]wait{}
+		}
 		return false
 	}
 	var late []Missed
@@ -353,6 +373,7 @@ func (w *StreamWatch) Check(now time.Time) bool {
 		case now.Before(wt.by):
 		case !wt.counts:
 			delete(w.waiting, k) // its chance to confirm the stream is over
+			w.deleted = true
 		default:
 			late = append(late, Missed{Change: Change{ContainerID: k.id, Kind: k.kind}, ListedAt: wt.listedAt, By: wt.by})
 		}

@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +273,35 @@ func TestStreamStateNames(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[down healthy silent confirming]" || StreamState(9).String() != "invalid" {
 		t.Errorf("names %v", names)
+	}
+}
+
+// A map that held a burst is made anew once emptied (a Go map keeps its
+// buckets: 10,000 pods' start events would stay ~120-240 B per pod).
+func TestStreamWatchDropsEmptiedMaps(t *testing.T) {
+	w := NewStreamWatch(time.Second)
+	t0 := time.Unix(1000, 0)
+	w.Opened(1, t0)
+	var changes []Change
+	for i := range 1000 {
+		id := fmt.Sprintf("c%d", i)
+		w.Event(1, id, runtimeadapter.EventStart, t0.Add(time.Millisecond))
+		changes = append(changes, Change{ContainerID: id, Kind: runtimeadapter.EventStart})
+	}
+	before := reflect.ValueOf(w.heard).UnsafePointer()
+	w.Relisted(t0.Add(time.Second), t0.Add(2*time.Second), changes)
+	if len(w.heard) != 0 {
+		t.Fatalf("%d events still heard, want 0", len(w.heard))
+	}
+	if reflect.ValueOf(w.heard).UnsafePointer() == before {
+		t.Error("the emptied heard map was kept with its buckets")
+	}
+	// Emptied by expiry too, and an empty map is not made again each relist.
+	w.Event(1, "late", runtimeadapter.EventStart, t0.Add(3*time.Second))
+	w.Relisted(t0.Add(time.Hour), t0.Add(time.Hour), nil)
+	kept := reflect.ValueOf(w.heard).UnsafePointer()
+	w.Relisted(t0.Add(2*time.Hour), t0.Add(2*time.Hour), nil)
+	if len(w.heard) != 0 || reflect.ValueOf(w.heard).UnsafePointer() != kept {
+		t.Errorf("heard: %d entries; made anew while already empty: %v", len(w.heard), reflect.ValueOf(w.heard).UnsafePointer() != kept)
 	}
 }

@@ -126,9 +126,12 @@ type (
 	// runs for the first time, StartedIn after the pod's start.
 	Report struct {
 		Namespace, Name string
-		Status          v1.PodStatus
-		PodStarted      bool
-		StartedIn       time.Duration
+		// Status is the machine's last status: never changed once
+		// reported (the next report is a new one), so that the node may
+		// keep it instead of a copy.
+		Status     *v1.PodStatus
+		PodStarted bool
+		StartedIn  time.Duration
 	}
 	// Emit a pod event.
 	Emit struct {

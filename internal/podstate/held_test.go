@@ -98,7 +98,41 @@ func TestUnchangedListingAllocatesNothing(t *testing.T) {
 	if got := describe(p.Step(&Listed{Containers: dead, ObservedAt: at.Add(time.Second)}, at)); got != "RequestSync" {
 		t.Errorf("a changed listing: %q, want RequestSync", got)
 	}
-	if h := p.view.containers[1]; h.State != runtimeadapter.StateExited || h.Labels != nil || h.labels.known(knownContainerName) != "app" {
+	if h := p.view.containers[1]; h.State != runtimeadapter.StateExited || h.labels.known(knownContainerName) != "app" {
 		t.Errorf("held after the change: %+v", h)
+	}
+}
+
+// A listing's containers after the first keep only the known label values
+// they do not share with the first (the pod's node, UID, name, namespace
+// are in each): every container still unpacks to its own map, and its
+// known values read the same.
+func TestHeldListingSharesPodLabels(t *testing.T) {
+	pod := testPod("app", "side")
+	odd := app(pod, "side", 1, runtimeadapter.StateRunning)
+	odd.Labels = maps.Clone(odd.Labels)
+	odd.Labels[runtimeadapter.LabelPodName] = "other" // differs from the first: kept
+	odd.Labels["vendor"] = "x"
+	listing := cs(sandbox(runtimeadapter.StateRunning), app(pod, "app", 0, runtimeadapter.StateRunning), odd)
+	hs := hold(listing)
+	back := unhold(hs)
+	for i := range listing {
+		if !maps.Equal(back[i].Labels, listing[i].Labels) {
+			t.Errorf("container %d unpacks to %v, want %v", i, back[i].Labels, listing[i].Labels)
+		}
+		for j, k := range knownLabels {
+			if v := hs[i].labels.knownOn(j, base(hs, i)); v != listing[i].Labels[k] {
+				t.Errorf("container %d: %s = %q, want %q", i, k, v, listing[i].Labels[k])
+			}
+		}
+	}
+	if hs[0].labels.shared != 0 {
+		t.Errorf("the first container shares %016b, want nothing", hs[0].labels.shared)
+	}
+	if hs[1].labels.shared == 0 || len(hs[1].labels.vals) >= len(packLabels(listing[1].Labels).vals) {
+		t.Errorf("the second container keeps %d values (shared %016b), its own pack %d", len(hs[1].labels.vals), hs[1].labels.shared, len(packLabels(listing[1].Labels).vals))
+	}
+	if hs[2].labels.shared&(1<<2) != 0 {
+		t.Error("a pod name that differs from the first container's is shared")
 	}
 }

@@ -48,7 +48,7 @@ type Config struct {
 }
 
 // Phase is what the pod's machine is doing, or waits for.
-type Phase int
+type Phase uint8
 
 const (
 	// PhaseNew: not started (Step(Started{}) lists the pod's containers).
@@ -78,7 +78,7 @@ var phaseNames = [...]string{"New", "Listing", "Syncing", "WaitingForSpec", "Idl
 func (p Phase) String() string { return phaseNames[p] }
 
 // desire is what is known of the pod's spec.
-type desire int
+type desire uint8
 
 const (
 	unknown desire = iota // no spec and no removal yet
@@ -88,16 +88,13 @@ const (
 
 // Pod is one pod's state machine.
 type Pod struct {
-	cfg   *Config // may be shared with other pods' machines (NewPodShared)
-	phase Phase
+	cfg *Config // may be shared with other pods' machines (NewPodShared)
 
-	pod    *v1.Pod // the last spec (kept after a removal: hooks come from it)
-	desire desire
+	pod *v1.Pod // the last spec (kept after a removal: hooks come from it)
 	// objects: the pod's ConfigMaps and Secrets; refresh: they changed
 	// since its volumes were last written (the next sync runs even when
 	// its plan is empty).
 	objects podsync.Objects
-	refresh bool
 	// removedAs names a pod this machine only removes (an orphan found in
 	// the runtime: no spec), "namespace/name".
 	removedAs string
@@ -105,8 +102,14 @@ type Pod struct {
 	view  view
 	dirty bool // something changed while the executor ran: sync again after it
 	// queued: a SyncRequested is on its way (see requestSync).
-	queued bool
-	down   bool // the runtime's lists fail
+	queued  bool
+	down    bool // the runtime's lists fail
+	refresh bool // see objects
+	started bool // its start duration was measured (see startTime)
+	phase   Phase
+	desire  desire
+	// (the bools and bytes side by side in one word: the struct fits the
+	// 352-B size class)
 
 	retry   time.Duration // the next retry delay after a failed sync (0: RetryInitial)
 	timerAt time.Time     // the timer set (zero: none)
@@ -119,7 +122,6 @@ type Pod struct {
 	lastGC        time.Time // the last plan that removed unneeded exited instances
 
 	startTime  time.Time // the pod's start (status.startTime)
-	started    bool      // its start duration was measured
 	lastStatus *v1.PodStatus
 	syncStart  time.Time
 }
@@ -409,12 +411,12 @@ func (p *Pod) report(out *effects, st v1.PodStatus, now time.Time) {
 	if p.lastStatus != nil && equality.Semantic.DeepEqual(*p.lastStatus, st) {
 		return
 	}
-	r := Report{Namespace: p.pod.Namespace, Name: p.pod.Name, Status: st}
+	p.lastStatus = &st
+	r := Report{Namespace: p.pod.Namespace, Name: p.pod.Name, Status: p.lastStatus}
 	if !p.started && allRunning(st) && !p.startTime.IsZero() {
 		p.started = true // manifest seen → every container running, once
 		r.PodStarted, r.StartedIn = true, now.Sub(p.startTime)
 	}
-	p.lastStatus = &st
 	out.add(r)
 }
 

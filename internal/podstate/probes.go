@@ -79,11 +79,13 @@ func (p *Pod) updateProbes(out *effects) {
 	present := map[string]bool{}
 	host := ""
 	var sbCreated time.Time
-	for _, h := range p.view.containers {
-		c := h.Container
+	for i := range p.view.containers {
+		h := &p.view.containers[i]
+		c := h.container()
 		present[c.ID] = true
-		name := h.labels.known(knownContainerName)
-		switch runtimeadapter.ContainerType(h.labels.known(knownContainerType)) {
+		b := base(p.view.containers, i)
+		name := h.labels.knownOn(knownContainerName, b)
+		switch runtimeadapter.ContainerType(h.labels.knownOn(knownContainerType, b)) {
 		case runtimeadapter.TypeSandbox:
 			if c.State == runtimeadapter.StateRunning && !c.CreatedAt.Before(sbCreated) {
 				host, sbCreated = c.IP, c.CreatedAt

@@ -20,13 +20,14 @@ type view struct {
 	// and again after a failed list or a runtime outage: the next sync
 	// lists first (what it holds may predate the outage).
 	listed bool
+	// relist: a PLEG listing that could not be ordered against the held
+	// one disagreed with it; list again to learn which is right. (Beside
+	// listed: one word for both.)
+	relist bool
 	// received counts the PLEG listings (and die events) received; an own
 	// list that started when it was n and comes back at n is newer than
 	// all of them.
 	received uint64
-	// relist: a PLEG listing that could not be ordered against the held
-	// one disagreed with it; list again to learn which is right.
-	relist bool
 }
 
 // takeListed takes a PLEG listing.
@@ -135,7 +136,7 @@ func sameStates(x []runtimeadapter.Container, y []held) bool {
 				return false
 			}
 		}
-		o := &y[j].Container
+		o := &y[j].heldFields
 		if o.State != c.State || o.RawState != c.RawState || o.ExitCode != c.ExitCode || o.Reason != c.Reason ||
 			!o.StartedAt.Equal(c.StartedAt) || !o.FinishedAt.Equal(c.FinishedAt) || o.IP != c.IP || o.Error != c.Error {
 			return false

@@ -507,7 +507,7 @@ func (h *history) observe(in Input) {
 			latest = asStartError(latest, finished)
 		case latest.State == runtimeadapter.StateRunning:
 			if rec.Seen.ContainerID != latest.ID {
-				rec.Seen = supervision.Exit{ContainerID: latest.ID, Init: exitOf(&latest).Init, SandboxID: latest.Labels[LabelSandboxID],
+				rec.Seen = supervision.Instance{ContainerID: latest.ID, Init: exitOf(&latest).Init, SandboxID: latest.Labels[LabelSandboxID],
 					Hash: labelHash(&latest), RestartCount: restarts(&latest), StartedAt: latest.StartedAt}
 				h.set(name, rec)
 			}

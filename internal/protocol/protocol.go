@@ -95,6 +95,14 @@ type PodTransitions struct {
 	ListedFrom, ListedUntil time.Time
 }
 
+// RelistTransitions is one relist's batches, every pod's in one message
+// from the relist actor to the router (one send and one receive per
+// relist on that hop, not one per pod); the router hands each pod actor
+// a pointer to its element. Nobody changes it once sent.
+type RelistTransitions struct {
+	Pods []PodTransitions
+}
+
 // ContainerExited is the runtime's word that a container exited (Docker's
 // die event), sent by the relist actor to the container's pod actor at
 // once, ahead of the relist that the event also triggers: the pod actor
@@ -149,7 +157,9 @@ type PodStatusReport struct {
 	UID       types.UID
 	Namespace string
 	Name      string
-	Status    v1.PodStatus
+	// Status is the pod machine's own, shared with the node, which keeps
+	// it: nobody changes it once sent.
+	Status *v1.PodStatus
 }
 
 // Terminated is sent by a pod actor when every container of its removed pod
