@@ -461,7 +461,9 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 	one[len(sides)+3].Name = "Docker API: sandbox and app at once, each create + start (the floor, app beside)"
 	for r := range o.Rounds {
 		e.logf("pstart: round %d of %d, 1 pod (load %s)", r+1, o.Rounds, report.Load())
-		for i, s := range sides {
+		for k := range sides {
+			i := (k + r) % len(sides) // alternate which side goes first
+			s := sides[i]
 			_, d, _, err := e.agentPodStart(s.bin, s.flags, 1, dir)
 			if err != nil {
 				return nil, nil, fmt.Errorf("1 pod, %s: %w", s.name, err)
@@ -551,7 +553,7 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 		}
 		t1.Add(s.Name, len(s.Last), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
 	}
-	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree, the base agent, two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, two bare starts of containers created beforehand, and the sandbox's and the app's create + start at once through the API. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
+	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree and the base agent (which goes first alternates round by round), two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, two bare starts of containers created beforehand, and the sandbox's and the app's create + start at once through the API. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
 	tb := &report.Table{
 		Title:  fmt.Sprintf("Pod start, %d pods written at once: the first and the last app container's StartedAt", o.Burst),
 		Header: []string{"agent", "rounds", "first, median", "first, min–max", "all started, median", "all, min–max", "all: ratio to base", "targets", "every sandbox too, median"},
