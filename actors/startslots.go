@@ -26,8 +26,9 @@ const DefaultParallelPodStarts = 4
 // startSlots bounds the pods being started at once; nil: no bound. A
 // worker whose plan makes or starts the pod's sandbox holds one slot from
 // then until its sandbox and first container run (restarts of containers
-// in a running sandbox take none), and lets it go while it waits for an
-// image pull. Waiters are served in order. The bound starts at its
+// in a running sandbox take none; a container started beside its sandbox
+// gives it back once its start returned, see startOrder), and lets it go
+// while it waits for an image pull. Waiters are served in order. The bound starts at its
 // initial value and grows by one each time a pod's start ends (TCP's slow
 // start): the first pods of a burst start nearly alone, and a long burst
 // soon runs as wide as the runtime allows (a runtime whose starts wait
