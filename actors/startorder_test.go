@@ -140,7 +140,9 @@ func TestBurstStartsAppsBeforeSandboxes(t *testing.T) {
 				h.apply(pods...)
 				if hostNetwork {
 					waitFor(t, 30*time.Second, "p0's app running", func() bool { return len(rt.Running("uid-p0", "app")) == 1 })
-					if len(rt.Running("uid-p0", runtimeadapter.SandboxName)) == 0 {
+					if len(rt.Running("uid-p0", runtimeadapter.SandboxName)) != 0 {
+						t.Error("p0's sandbox runs as soon as its app: want it after the burst's apps")
+					} else {
 						st := podStatus(t, h, "p0")
 						for _, c := range st.Conditions {
 							if c.Type == v1.PodReadyToStartContainers && c.Status == v1.ConditionTrue {
