@@ -122,6 +122,11 @@ func (a *aheadStart) meanwhile(sandboxID string) func(error) {
 		}
 		w.log.Debug("starting container beside its sandbox", zap.String("container", s.Name), zap.String("id", short(p.id)),
 			zap.String("sandbox", short(sandboxID)))
+		// Its slot goes to the next pod now: the slots bound the pods
+		// being created at once; the starts of containers beside their
+		// sandboxes go to the runtime as soon as they are created, ahead of
+		// the sandboxes (see startOrder).
+		w.slot.release(true)
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
 		p.startErr = w.cfg.Runtime.Start(ctx, p.id)
