@@ -27,10 +27,10 @@ const DefaultParallelPodStarts = 4
 // worker whose plan makes or starts the pod's sandbox holds one slot from
 // then until its sandbox and first container run (restarts of containers
 // in a running sandbox take none; a container started beside its sandbox
-// gives it back once its start returned, see startOrder), and lets it go
-// while it waits for an image pull. Waiters are served in order. The bound starts at its
-// initial value and grows by one each time a pod's start ends (TCP's slow
-// start): the first pods of a burst start nearly alone, and a long burst
+// gives it back once its start is issued, see startOrder), and lets it go
+// while it waits for an image pull. Waiters are served in order. The
+// bound starts at its initial value and grows by one each time a pod's
+// start ends (TCP's slow start): the first pods of a burst start nearly alone, and a long burst
 // soon runs as wide as the runtime allows (a runtime whose starts wait
 // rather than compute, a bridge network's set-up, starts more at once
 // than it would a few at a time). When no pod is starting or waiting,
