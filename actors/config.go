@@ -114,6 +114,9 @@ type Config struct {
 	ParallelPodStarts int
 	// starts holds the slots of ParallelPodStarts (set by NodeProps).
 	starts *startSlots
+	// order puts the apps started beside their sandbox before those
+	// sandboxes' starts (set by NodeProps; see startOrder).
+	order *startOrder
 	// History keeps each container's last exit and CrashLoopBackOff
 	// outside the pod actors, so a restarted pod actor (or, with a state
 	// file, a restarted agent) does not run completed work again and goes

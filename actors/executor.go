@@ -64,6 +64,10 @@ type worker struct {
 	// slot: this worker's hold on the node's start slots while its plan
 	// starts things (see startSlots).
 	slot startSlot
+	// ticket is this worker's place in the node's startOrder while its
+	// plan starts an app beside its sandbox (ticketed).
+	ticket   uint64
+	ticketed bool
 	// ready: containers made ready, and created, while the sandbox
 	// started (see startAhead), by name.
 	ready map[string]prepared
@@ -154,6 +158,13 @@ func (w *worker) run(plan podsync.Plan) []error {
 			zap.String("restartCount", c.Labels[runtimeadapter.LabelRestartCount]))
 	}
 	errs = append(errs, w.remove(plan.DropStandby)...)
+	if plan.StartBeside && w.cfg.order != nil {
+		// Its app goes before the sandboxes of the pods that start
+		// beside theirs and asked later (see startOrder), from now: also
+		// while it waits for a slot.
+		w.ticket, w.ticketed = w.cfg.order.register(), true
+		defer w.appTurnDone()
+	}
 	if needsStartSlot(plan) {
 		// New pods start a few at a time, in order, until their sandbox
 		// and first container run (see startSlots); waiting ends when the
@@ -220,6 +231,15 @@ func (w *worker) run(plan podsync.Plan) []error {
 		}
 	}
 	return append(errs, w.remove(plan.Remove)...)
+}
+
+// appTurnDone ends the wait of the sandboxes queued behind this worker's
+// app in the node's startOrder (its app started, pulls its image, or
+// will not start beside its sandbox now); a no-op when done already.
+func (w *worker) appTurnDone() {
+	if w.ticketed {
+		w.cfg.order.done(w.ticket)
+	}
 }
 
 // writeAhead waits, once per worker, until the node's state file holds

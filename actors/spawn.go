@@ -36,6 +36,9 @@ func NodeProps(cfg Config, srcs ...sources.Source) *actor.Props {
 	if cfg.starts == nil {
 		cfg.starts = newStartSlots(cfg.ParallelPodStarts)
 	}
+	if cfg.order == nil {
+		cfg.order = newStartOrder()
+	}
 	names := make([]string, 0, len(srcs)+1)
 	for _, s := range srcs {
 		names = append(names, s.Name())

@@ -54,9 +54,11 @@ type aheadStart struct {
 // createAndStart returned.
 func (w *worker) startAhead(next *podsync.Start, beside bool) *aheadStart {
 	if next == nil || w.pod == nil {
+		w.appTurnDone()
 		return nil
 	}
 	if c := w.specContainer(*next); !canStartAhead(w.pod, c, *next) {
+		w.appTurnDone() // its start waits for the sandbox: none may wait for it
 		return nil
 	}
 	a := &aheadStart{w: w, s: *next, beside: beside}
@@ -101,6 +103,13 @@ func (a *aheadStart) meanwhile(sandboxID string) func(error) {
 			if r := recover(); r != nil { // never let a panic here end the process
 				p = prepared{err: fmt.Errorf("pod %s: container %s: started ahead: panicked: %v", w.podName(), s.Name, r)}
 			}
+			if a.beside {
+				// The app started (or will not start beside): the pod's
+				// start slot goes to the next pod now, and the sandboxes
+				// queued behind it may start (see startOrder).
+				w.appTurnDone()
+				w.slot.release(true)
+			}
 			a.done <- p
 		}()
 		if a.created != nil {
@@ -113,12 +122,40 @@ func (a *aheadStart) meanwhile(sandboxID string) func(error) {
 		}
 		w.log.Debug("starting container beside its sandbox", zap.String("container", s.Name), zap.String("id", short(p.id)),
 			zap.String("sandbox", short(sandboxID)))
+		// Its slot goes to the next pod now: the slots bound the pods
+		// being created at once; the starts of containers beside their
+		// sandboxes go to the runtime as soon as they are created, ahead of
+		// the sandboxes (see startOrder).
+		w.slot.release(true)
 		ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
 		defer cancel()
 		p.startErr = w.cfg.Runtime.Start(ctx, p.id)
 		p.started = true
 	}()
+	if a.beside {
+		a.awaitTurn()
+	}
 	return a.join
+}
+
+// awaitTurn holds the sandbox's start, in a burst, until the apps of the
+// pods that start beside their sandbox and were queued before it have
+// started (see startOrder); the pod's own app's start is under way.
+func (a *aheadStart) awaitTurn() {
+	w := a.w
+	if !w.ticketed {
+		return
+	}
+	bar, n := w.cfg.order.bar(w.ticket)
+	if n == 0 {
+		return
+	}
+	w.log.Debug("sandbox start waits behind other pods' apps", zap.Int("apps", n))
+	ctx, cancel := w.startCall(w.cfg.RuntimeTimeout)
+	defer cancel()
+	if err := w.cfg.order.wait(ctx, bar, w.ticket); err != nil {
+		w.log.Debug("sandbox start no longer waits", zap.Error(err))
+	}
 }
 
 // settle ends the start ahead once the sandbox's createAndStart returned

@@ -26,10 +26,11 @@ const DefaultParallelPodStarts = 4
 // startSlots bounds the pods being started at once; nil: no bound. A
 // worker whose plan makes or starts the pod's sandbox holds one slot from
 // then until its sandbox and first container run (restarts of containers
-// in a running sandbox take none), and lets it go while it waits for an
-// image pull. Waiters are served in order. The bound starts at its
-// initial value and grows by one each time a pod's start ends (TCP's slow
-// start): the first pods of a burst start nearly alone, and a long burst
+// in a running sandbox take none; a container started beside its sandbox
+// gives it back once its start is issued, see startOrder), and lets it go
+// while it waits for an image pull. Waiters are served in order. The
+// bound starts at its initial value and grows by one each time a pod's
+// start ends (TCP's slow start): the first pods of a burst start nearly alone, and a long burst
 // soon runs as wide as the runtime allows (a runtime whose starts wait
 // rather than compute, a bridge network's set-up, starts more at once
 // than it would a few at a time). When no pod is starting or waiting,
@@ -154,5 +155,119 @@ func (s *startSlot) release(done bool) {
 	if s.held {
 		s.slots.release(done)
 		s.held = false
+	}
+}
+
+// startOrder puts, in a burst, the app starts of pods that start their
+// app beside their sandbox (podsync's Plan.StartBeside: a host-network
+// pod that joins nothing of its sandbox) before those pods' sandbox
+// starts: such a pod's sandbox is created, its app created and started
+// as now, and the sandbox's start then waits until every such app
+// registered before it asked (the burst's other pods, queued for a start
+// slot or being created) has started, begun an image pull, or will not
+// start now. The runtime's starts thus go to the apps first — the first
+// pod of a burst no longer waits for the others' sandboxes, and the last
+// app for every sandbox — and the sandboxes follow. Bounded: a sandbox
+// waits only for the apps registered before its own start was asked
+// for, never for later pods, and each of those ends its wait within its
+// own create and start. The app's events, postStart hook and the pod's
+// status still come once the sandbox runs.
+type startOrder struct {
+	mu      sync.Mutex
+	st      orderState
+	changed chan struct{} // closed and replaced when an app is done
+}
+
+func newStartOrder() *startOrder {
+	return &startOrder{changed: make(chan struct{})}
+}
+
+// orderState is startOrder's arithmetic, pure: a ticket per app that
+// starts beside its sandbox, in the order asked, and the tickets whose
+// app has not started yet.
+type orderState struct {
+	next    uint64
+	pending []uint64 // ascending
+}
+
+// register hands out the next ticket, pending.
+func (s *orderState) register() uint64 {
+	t := s.next
+	s.next++
+	s.pending = append(s.pending, t)
+	return t
+}
+
+// done ends ticket t's wait (its app started, is pulling its image, or
+// will not start now); done twice is done once.
+func (s *orderState) done(t uint64) bool {
+	i, ok := slices.BinarySearch(s.pending, t)
+	if ok {
+		s.pending = slices.Delete(s.pending, i, i+1)
+	}
+	return ok
+}
+
+// bar is the barrier of a sandbox start asked for now: it waits for the
+// apps of the tickets below it.
+func (s *orderState) bar() uint64 { return s.next }
+
+// ahead is how many apps a sandbox start barred at bar waits for, its
+// own pod's (ticket own) aside: pending tickets below bar.
+func (s *orderState) ahead(bar, own uint64) int {
+	n := 0
+	for _, t := range s.pending {
+		if t >= bar {
+			break
+		}
+		if t != own {
+			n++
+		}
+	}
+	return n
+}
+
+// register hands out a ticket for an app about to start beside its
+// sandbox.
+func (o *startOrder) register() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.st.register()
+}
+
+// done ends ticket t's wait.
+func (o *startOrder) done(t uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.st.done(t) {
+		close(o.changed)
+		o.changed = make(chan struct{})
+	}
+}
+
+// bar is the barrier of a sandbox start asked for now (see orderState)
+// and how many apps it waits for.
+func (o *startOrder) bar(own uint64) (bar uint64, ahead int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	bar = o.st.bar()
+	return bar, o.st.ahead(bar, own)
+}
+
+// wait returns once no app registered below bar, other than own's,
+// waits to start, or when ctx ends.
+func (o *startOrder) wait(ctx context.Context, bar, own uint64) error {
+	for {
+		o.mu.Lock()
+		n, ch := o.st.ahead(bar, own), o.changed
+		o.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

@@ -201,6 +201,7 @@ func (w *worker) image(c *v1.Container) (bool, error) {
 	err := w.cfg.Images.EnsureNotify(ctx, c.Image, policy, func() {
 		pulled = true
 		w.slot.release(false) // a pull holds no start slot: other pods start meanwhile
+		w.appTurnDone()       // nor holds back other pods' sandboxes (see startOrder)
 		w.event(messages.EventNormal, "Pulling", c.Name, fmt.Sprintf("Pulling image %q", c.Image))
 		if w.cfg.progress != nil {
 			w.pulling = c.Name

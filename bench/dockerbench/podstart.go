@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -44,6 +45,8 @@ type PodStartOptions struct {
 type PodStarts struct {
 	Name        string
 	First, Last []time.Duration
+	// Whole: every pod's sandbox and app running (agents' bursts only).
+	Whole []time.Duration
 }
 
 // podStartManifest is a pod as the kubelet oracle's harness writes them
@@ -87,50 +90,56 @@ func buildRev(dir, rev string) (string, error) {
 // agentPodStart runs the agent bin on an empty manifest directory, writes
 // n manifests at once (each atomically, as the oracle's harness) and
 // returns when the first and the last app container started (Docker's
-// StartedAt) after the first write.
-func (e *Env) agentPodStart(bin string, flags []string, n int, dir string) (first, last time.Duration, err error) {
+// StartedAt) after the first write, and when every pod's sandbox and app
+// ran (the last sandbox's or app's StartedAt).
+func (e *Env) agentPodStart(bin string, flags []string, n int, dir string) (first, last, whole time.Duration, err error) {
 	name := NodeName("pstart")
 	defer e.CleanupNode(name)
 	run, err := os.MkdirTemp(dir, "run-")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	manifests := filepath.Join(run, "manifests")
 	if err := os.Mkdir(manifests, 0o755); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	args := append([]string{"run", "--manifests", manifests, "--node-name", name, "--root-dir", filepath.Join(run, "root"),
 		"--port", "-1", "--log-format", "json"}, flags...)
 	a, err := startAgent(bin, args, filepath.Join(run, "agent.log"))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer a.stop()
 	if err := a.waitLog("runtime event stream up", 30*time.Second); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	time.Sleep(500 * time.Millisecond) // the first relist's and the exits' subscriptions settle
 	for i := range n {
 		tmp := filepath.Join(manifests, fmt.Sprintf(".p%d.tmp", i))
 		if err := os.WriteFile(tmp, []byte(podStartManifest(fmt.Sprintf("ps-%d", i))), 0o644); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	t0 := time.Now()
 	for i := range n {
 		if err := os.Rename(filepath.Join(manifests, fmt.Sprintf(".p%d.tmp", i)), filepath.Join(manifests, fmt.Sprintf("ps-%d.json", i))); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	starts, err := e.appStarts(runtimeadapter.LabelNode+"="+name, n, 2*time.Minute)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w (agent log: %s)", err, a.tail())
+		return 0, 0, 0, fmt.Errorf("%w (agent log: %s)", err, a.tail())
 	}
-	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
+	sbs, err := e.appStarts(runtimeadapter.LabelNode+"="+name, n, 2*time.Minute, runtimeadapter.LabelContainerType+"="+string(runtimeadapter.TypeSandbox))
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%w (agent log: %s)", err, a.tail())
+	}
+	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), max(starts[len(starts)-1].Sub(t0), sbs[len(sbs)-1].Sub(t0)), nil
 }
 
 // appStarts waits until n app containers matching label (and more) run
-// and returns their StartedAt, earliest first.
+// and returns their StartedAt, earliest first. With a node's label and
+// no more, only its app containers count.
 func (e *Env) appStarts(label string, n int, timeout time.Duration, more ...string) ([]time.Time, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -138,7 +147,7 @@ func (e *Env) appStarts(label string, n int, timeout time.Duration, more ...stri
 	for _, l := range more {
 		f.Add("label", l)
 	}
-	if strings.HasPrefix(label, runtimeadapter.LabelNode) {
+	if strings.HasPrefix(label, runtimeadapter.LabelNode) && len(more) == 0 {
 		f.Add("label", runtimeadapter.LabelContainerType+"="+string(runtimeadapter.TypeApp))
 	}
 	for {
@@ -208,6 +217,17 @@ const (
 	// (the floor for a pod whose app joins no namespace of its sandbox,
 	// started beside it).
 	apiParallel
+	// apiAppsFirst (bursts only): every pod's app created and started
+	// first; each pod's sandbox created and started once every app of the
+	// burst runs (the floor of an order that puts the apps of pods whose
+	// app joins nothing of the sandbox before all sandboxes).
+	apiAppsFirst
+	// apiAppStartsFirst (bursts only): each pod's sandbox and app created
+	// at once, the app started once both exist; the sandboxes started
+	// once every app of the burst runs (the floor of an agent that keeps
+	// a sandbox's create before its app's start and defers only the
+	// sandbox's start behind the burst's apps).
+	apiAppStartsFirst
 )
 
 // apiPodStart is the runtime's own work for one pod, through its API with
@@ -314,6 +334,90 @@ func (e *Env) apiBurst(n int, mode apiMode) (first, last time.Duration, err erro
 	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
 }
 
+// apiBurstAppsFirst is apiBurst for apiAppsFirst and apiAppStartsFirst:
+// each pod in its own goroutine; the sandboxes' starts (and, for
+// apiAppsFirst, creates) wait until every app of the burst started.
+func (e *Env) apiBurstAppsFirst(n int, mode apiMode) (first, last time.Duration, err error) {
+	defer e.CleanupRun()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
+	create := func(img string) (string, error) {
+		labels := map[string]string{BenchLabel: e.RunID}
+		if img == testimages.TestWorkloadTag {
+			labels[benchAppLabel] = "true"
+		}
+		r, err := e.Cli.ContainerCreate(ctx, &container.Config{Image: img, Labels: labels}, hc, nil, nil, "")
+		if err != nil {
+			return "", fmt.Errorf("create %s: %w", img, err)
+		}
+		return r.ID, nil
+	}
+	var appsUp sync.WaitGroup
+	appsUp.Add(n)
+	errs := make(chan error, n)
+	t0 := time.Now()
+	for range n {
+		go func() {
+			appDone := sync.OnceFunc(appsUp.Done)
+			defer appDone()
+			sb := make(chan error, 1)
+			var sbID string
+			if mode == apiAppStartsFirst {
+				go func() {
+					var err error
+					sbID, err = create(testimages.PauseTag)
+					sb <- err
+				}()
+			}
+			app, err := create(testimages.TestWorkloadTag)
+			if mode == apiAppStartsFirst {
+				if serr := <-sb; err == nil {
+					err = serr
+				}
+			}
+			if err == nil {
+				err = e.Cli.ContainerStart(ctx, app, container.StartOptions{})
+			}
+			appDone()
+			if err != nil {
+				errs <- err
+				return
+			}
+			appsUp.Wait()
+			if mode == apiAppsFirst {
+				if sbID, err = create(testimages.PauseTag); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- e.Cli.ContainerStart(ctx, sbID, container.StartOptions{})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+	}
+	starts, err := e.appStarts(BenchLabel+"="+e.RunID, n, time.Minute, benchAppLabel+"=true")
+	if err != nil {
+		return 0, 0, err
+	}
+	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
+}
+
+// burstFloors are the bursts made through Docker's API with no agent, in
+// each round after the agents'.
+var burstFloors = []struct {
+	name string
+	mode apiMode
+}{
+	{"Docker API, every pod at once, no agent (the floor)", apiSequential},
+	{"Docker API, every pod at once, sandbox and app at once (the floor, app beside)", apiParallel},
+	{"Docker API, every app first, then the sandboxes (the floor, apps first)", apiAppsFirst},
+	{"Docker API, sandbox and app created at once, every app started first, then the sandboxes (the floor, app starts first)", apiAppStartsFirst},
+}
+
 // PodStart measures issue 16's pod starts: per round, in turn, one pod
 // by the new agent, by the base agent, by two `docker run`s, through the
 // API (create + start ×2) and as two bare starts of created containers;
@@ -344,9 +448,10 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 		sides = append(sides, side{"actorlet at " + o.BaseRev + " (base)", baseBin, nil})
 	}
 	one = make([]PodStarts, len(sides)+4)
-	burst = make([]PodStarts, len(sides)+2)
-	burst[len(sides)].Name = "Docker API, every pod at once, no agent (the floor)"
-	burst[len(sides)+1].Name = "Docker API, every pod at once, sandbox and app at once (the floor, app beside)"
+	burst = make([]PodStarts, len(sides)+len(burstFloors))
+	for j, f := range burstFloors {
+		burst[len(sides)+j].Name = f.name
+	}
 	for i, s := range sides {
 		one[i].Name, burst[i].Name = s.name, s.name
 	}
@@ -356,8 +461,10 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 	one[len(sides)+3].Name = "Docker API: sandbox and app at once, each create + start (the floor, app beside)"
 	for r := range o.Rounds {
 		e.logf("pstart: round %d of %d, 1 pod (load %s)", r+1, o.Rounds, report.Load())
-		for i, s := range sides {
-			_, d, err := e.agentPodStart(s.bin, s.flags, 1, dir)
+		for k := range sides {
+			i := (k + r) % len(sides) // alternate which side goes first
+			s := sides[i]
+			_, d, _, err := e.agentPodStart(s.bin, s.flags, 1, dir)
 			if err != nil {
 				return nil, nil, fmt.Errorf("1 pod, %s: %w", s.name, err)
 			}
@@ -383,15 +490,19 @@ func (e *Env) PodStart(o PodStartOptions) (one, burst []PodStarts, err error) {
 			i := (k + r) % len(sides) // alternate which side goes first
 			s := sides[i]
 			e.logf("pstart: round %d of %d, %d pods, %s (load %s)", r+1, o.Rounds, o.Burst, s.name, report.Load())
-			f, l, err := e.agentPodStart(s.bin, s.flags, o.Burst, dir)
+			f, l, w, err := e.agentPodStart(s.bin, s.flags, o.Burst, dir)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%d pods, %s: %w", o.Burst, s.name, err)
 			}
-			burst[i].First, burst[i].Last = append(burst[i].First, f), append(burst[i].Last, l)
+			burst[i].First, burst[i].Last, burst[i].Whole = append(burst[i].First, f), append(burst[i].Last, l), append(burst[i].Whole, w)
 		}
-		for j, mode := range []apiMode{apiSequential, apiParallel} {
-			e.logf("pstart: round %d of %d, %d pods through the API, %s (load %s)", r+1, o.Rounds, o.Burst, burst[len(sides)+j].Name, report.Load())
-			f, l, err := e.apiBurst(o.Burst, mode)
+		for j, fl := range burstFloors {
+			e.logf("pstart: round %d of %d, %d pods through the API, %s (load %s)", r+1, o.Rounds, o.Burst, fl.name, report.Load())
+			burstOf := e.apiBurst
+			if fl.mode == apiAppsFirst || fl.mode == apiAppStartsFirst {
+				burstOf = e.apiBurstAppsFirst
+			}
+			f, l, err := burstOf(o.Burst, fl.mode)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%d pods through the API: %w", o.Burst, err)
 			}
@@ -433,7 +544,7 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 		Title:  "Pod start, 1 pod: manifest written → app container's StartedAt (Docker, host network)",
 		Header: []string{"starter", "rounds", "median", "min–max", "ratio to 2 × docker run (median)", "target"},
 	}
-	nAgents := len(burst) - 2
+	nAgents := len(burst) - len(burstFloors)
 	cli := med(one[nAgents].Last)
 	for i, s := range one {
 		ratio, tgt := report.Ratio(float64(med(s.Last)), float64(cli)), ""
@@ -442,10 +553,10 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 		}
 		t1.Add(s.Name, len(s.Last), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
 	}
-	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree, the base agent, two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, two bare starts of containers created beforehand, and the sandbox's and the app's create + start at once through the API. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
+	t1.Notes = []string{fmt.Sprintf("Each round, in turn: the agent built from this tree and the base agent (which goes first alternates round by round), two `docker run -d` (pause, then testworkload; the CLI's own start included), the same through Docker's API, two bare starts of containers created beforehand, and the sandbox's and the app's create + start at once through the API. An agent runs on an empty manifest directory until its event stream is up, then the manifest is renamed into it; its time ends at the app container's StartedAt (Docker's). Extra flags of the new agent: %q.", strings.Join(o.Flags, " "))}
 	tb := &report.Table{
 		Title:  fmt.Sprintf("Pod start, %d pods written at once: the first and the last app container's StartedAt", o.Burst),
-		Header: []string{"agent", "rounds", "first, median", "first, min–max", "all started, median", "all, min–max", "all: ratio to base", "targets"},
+		Header: []string{"agent", "rounds", "first, median", "first, min–max", "all started, median", "all, min–max", "all: ratio to base", "targets", "every sandbox too, median"},
 	}
 	for i, s := range burst {
 		ratio, tgt := "", ""
@@ -453,9 +564,13 @@ func (e *Env) RunPodStart(o PodStartOptions) ([]*report.Table, error) {
 			ratio = report.Ratio(float64(med(s.Last)), float64(med(burst[1].Last)))
 			tgt = fmt.Sprintf("all ≤ %.1f× base; first ≤ %s", TargetPodStartBurstRatio, report.Ms(TargetPodStartBurstFirst))
 		}
-		tb.Add(s.Name, len(s.Last), report.Ms(med(s.First)), spread(s.First), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt)
+		whole := ""
+		if len(s.Whole) > 0 {
+			whole = report.Ms(med(s.Whole))
+		}
+		tb.Add(s.Name, len(s.Last), report.Ms(med(s.First)), spread(s.First), report.Ms(med(s.Last)), spread(s.Last), ratio, tgt, whole)
 	}
-	tb.Notes = []string{"The agents alternate which goes first, round by round, then the API's burst; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s). The API's bursts: each pod's create + start of the sandbox, then of the app, every pod in its own goroutine at once; and the same with each pod's sandbox and app at once."}
+	tb.Notes = []string{"The agents alternate which goes first, round by round, then the API's burst; each agent is a fresh process on a fresh node name. Pods as the kubelet oracle's harness writes them (host network, one sleeping container, grace 1 s). The API's bursts: each pod's create + start of the sandbox, then of the app, every pod in its own goroutine at once; the same with each pod's sandbox and app at once; every pod's app created and started first, each pod's sandbox created and started once all apps run; and each pod's sandbox and app created at once, the app started, the sandboxes started once all apps run. The last column: the last of the agent's sandboxes and apps running (Docker's StartedAt), when every pod can be reported running."}
 	return []*report.Table{t1, tb}, nil
 }
 

@@ -177,3 +177,41 @@ func TestHostNetworkPodAdoptedAfterSIGKILLBesideItsSandbox(t *testing.T) {
 		}
 	}
 }
+
+// Host-network pods found at once (a burst): every pod's app runs before
+// any pod's sandbox starts — each sandbox created before its app starts,
+// its start after the burst's apps (the node's start order) — and every
+// pod then reports Running with its sandbox and app, nothing killed or
+// removed. On main the first pods' sandboxes started beside their apps,
+// before the last pods' apps.
+func TestHostNetworkBurstStartsAppsBeforeSandboxes(t *testing.T) {
+	e := newEnv(t, "e2e-burst-order")
+	const n = 4
+	for i := range n {
+		e.writeManifest(fmt.Sprintf("hn%d.yaml", i), besidePod(fmt.Sprintf("hn%d", i), true))
+	}
+	a := e.startAgent("agent")
+	var lastApp, firstSB time.Time
+	for i := range n {
+		cs := e.waitPodRunning(a, fmt.Sprintf("hn%d", i), "app")
+		sbAt, appAt := e.startedAt(cs.running(runtimeadapter.SandboxName)[0].ID), e.startedAt(cs.running("app")[0].ID)
+		t.Logf("pod hn%d: app StartedAt %s, sandbox StartedAt %s", i, appAt.Format(time.RFC3339Nano), sbAt.Format(time.RFC3339Nano))
+		if appAt.After(lastApp) {
+			lastApp = appAt
+		}
+		if firstSB.IsZero() || sbAt.Before(firstSB) {
+			firstSB = sbAt
+		}
+	}
+	if !firstSB.After(lastApp) {
+		t.Errorf("the first sandbox started %v before the last app: want every app first", lastApp.Sub(firstSB))
+	}
+	if got := len(e.list()); got != 2*n {
+		t.Errorf("%d containers on the node, want %d: %s", got, 2*n, e.list())
+	}
+	for _, msg := range []string{"killing container", "container created ahead removed: its sandbox did not start"} {
+		if ls := a.findLogs(msg); len(ls) > 0 {
+			t.Errorf("agent logged %q: %v", msg, ls)
+		}
+	}
+}
