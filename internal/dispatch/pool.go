@@ -138,9 +138,10 @@ func (p *Pool) Schedule(fn func()) {
 	}
 	queued := false
 	// While mailboxes wait in the overflow, later ones wait behind them:
-	// the overflow is taken only once the queue is empty, and busy
-	// mailboxes that schedule themselves again would keep it from ever
-	// being empty (an overflowed mailbox starved).
+	// the overflow is taken only once the queue is empty, and mailboxes
+	// scheduled again as soon as they ran (messages arriving at the
+	// pool's pace) would keep it from ever being empty (an overflowed
+	// mailbox starved).
 	if p.over.Load() == 0 {
 		select {
 		case p.queue <- fn:

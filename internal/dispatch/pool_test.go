@@ -195,9 +195,10 @@ func TestClose(t *testing.T) {
 }
 
 // An overflowed mailbox is not starved by mailboxes scheduled after it:
-// busy mailboxes that keep scheduling themselves (a pod actor past its
-// throughput yields and is scheduled again) would otherwise keep the
-// queue from ever being empty, which is when the overflow was taken.
+// mailboxes scheduled again as soon as they ran (a message posted to each
+// while it runs: actors that message each other, or messages arriving at
+// the pool's pace) would otherwise keep the queue from ever being empty,
+// which is when the overflow was taken.
 func TestOverflowNotStarvedByRescheduling(t *testing.T) {
 	p := NewWith(300, time.Second, 1)
 	defer p.Close()
@@ -210,7 +211,7 @@ func TestOverflowNotStarvedByRescheduling(t *testing.T) {
 	var spin func()
 	spin = func() {
 		if spins.Add(1); !stop.Load() {
-			p.Schedule(spin) // a busy mailbox yields and is scheduled again
+			p.Schedule(spin) // a message came while it ran: scheduled again
 		}
 	}
 	defer stop.Store(true)
