@@ -261,7 +261,9 @@ func (n *nodeActor) podStatuses() *messages.PodStatuses {
 		cp := p.DeepCopy()
 		cp.Spec.NodeName = n.cfg.NodeName
 		if r.Status != nil {
-			cp.Status = *r.Status
+			// A copy: the status is the pod actor's (its slices and
+			// StartTime too), and the answer leaves the node.
+			r.Status.DeepCopyInto(&cp.Status)
 		}
 		if cp.Status.Phase == "" {
 			cp.Status.Phase = v1.PodPending

@@ -324,7 +324,9 @@ func TestImagePullReasonsAndEvents(t *testing.T) {
 		}
 		// A second pod of the same image, held by the image's back-off.
 		h.apply(pod("one"), pod("two"))
-		waitFor(t, 2*time.Second, "the second pod waiting", func() bool { return reason("two") != "" })
+		// (ContainerCreating first, while its sandbox starts: the status
+		// may be read then.)
+		waitFor(t, 2*time.Second, "the second pod waiting", func() bool { r := reason("two"); return r != "" && r != "ContainerCreating" })
 		if r := reason("two"); r != "ImagePullBackOff" {
 			t.Errorf("a pod arriving during the back-off: %q, want ImagePullBackOff", r)
 		}

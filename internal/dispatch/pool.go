@@ -136,9 +136,20 @@ func (p *Pool) Schedule(fn func()) {
 		go fn()
 		return
 	}
-	select {
-	case p.queue <- fn:
-	default: // the queue is full
+	queued := false
+	// While mailboxes wait in the overflow, later ones wait behind them:
+	// the overflow is taken only once the queue is empty, and mailboxes
+	// scheduled again as soon as they ran (messages arriving at the
+	// pool's pace) would keep it from ever being empty (an overflowed
+	// mailbox starved).
+	if p.over.Load() == 0 {
+		select {
+		case p.queue <- fn:
+			queued = true
+		default: // the queue is full
+		}
+	}
+	if !queued {
 		p.mu.Lock()
 		p.overflow = append(p.overflow, fn)
 		p.over.Add(1)

@@ -193,3 +193,46 @@ func TestClose(t *testing.T) {
 		<-done
 	})
 }
+
+// An overflowed mailbox is not starved by mailboxes scheduled after it:
+// mailboxes scheduled again as soon as they ran (a message posted to each
+// while it runs: actors that message each other, or messages arriving at
+// the pool's pace) would otherwise keep the queue from ever being empty,
+// which is when the overflow was taken.
+func TestOverflowNotStarvedByRescheduling(t *testing.T) {
+	p := NewWith(300, time.Second, 1)
+	defer p.Close()
+	release := make(chan struct{})
+	held := make(chan struct{})
+	p.Schedule(func() { close(held); <-release })
+	<-held
+	var stop atomic.Bool
+	var spins atomic.Int64
+	var spin func()
+	spin = func() {
+		if spins.Add(1); !stop.Load() {
+			p.Schedule(spin) // a message came while it ran: scheduled again
+		}
+	}
+	defer stop.Store(true)
+	for range queueLen {
+		p.Schedule(spin)
+	}
+	ran := make(chan struct{})
+	p.Schedule(func() { close(ran) }) // the queue is full: overflowed
+	close(release)
+	// Each busy mailbox runs about once before it; allow 20 times.
+	deadline := time.Now().Add(20 * time.Second)
+	for spins.Load() < 20*queueLen && time.Now().Before(deadline) {
+		select {
+		case <-ran:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case <-ran:
+	default:
+		t.Fatalf("overflowed mailbox did not run while busy mailboxes ran %d times", spins.Load())
+	}
+}

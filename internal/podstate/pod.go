@@ -272,6 +272,12 @@ func (p *Pod) startList(out *effects) {
 
 // sync plans and, when there is work, has the executor carry it out.
 func (p *Pod) sync(out *effects, now time.Time) {
+	if p.phase == PhaseTerminated && p.desire == removed {
+		// Done: a sync request or timer that was on its way (a PLEG
+		// batch and the runtime's event for the same death) would plan
+		// the empty pod again and terminate it a second time.
+		return
+	}
 	if p.busy() {
 		p.dirty = true
 		return

@@ -253,6 +253,12 @@ func TestStep(t *testing.T) {
 			step{time.Minute, Removed{}, "AbortStarts; StopProbes; SyncBegan; Run[kill app kill POD remove app remove POD]", PhaseSyncing},
 			step{time.Minute, listed(0), "SyncTook; SyncEnded; ProbeTargets; Terminate", PhaseTerminated},
 		)},
+		{"terminated once: a late sync request or timer does not terminate again", seq(
+			step{time.Minute, Removed{}, "AbortStarts; StopProbes; SyncBegan; Run[kill app kill POD remove app remove POD]", PhaseSyncing},
+			step{time.Minute, listed(0), "SyncTook; SyncEnded; ProbeTargets; Terminate", PhaseTerminated},
+			step{time.Minute, SyncRequested{}, "", PhaseTerminated},
+			step{2 * time.Minute, TimerFired{}, "", PhaseTerminated},
+		)},
 		{"an orphan is removed without a spec", []step{
 			{0, Started{}, "List", PhaseListing},
 			{0, Removed{Namespace: "default", Name: "web"}, "AbortStarts; StopProbes", PhaseListing},
