@@ -322,16 +322,7 @@ func (e *Env) apiBurst(n int, mode apiMode) (first, last time.Duration, err erro
 			errs <- err
 		}()
 	}
-	for range n {
-		if err := <-errs; err != nil {
-			return 0, 0, err
-		}
-	}
-	starts, err := e.appStarts(BenchLabel+"="+e.RunID, n, time.Minute, benchAppLabel+"=true")
-	if err != nil {
-		return 0, 0, err
-	}
-	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
+	return e.burstStarts(errs, n, t0)
 }
 
 // apiBurstAppsFirst is apiBurst for apiAppsFirst and apiAppStartsFirst:
@@ -394,16 +385,7 @@ func (e *Env) apiBurstAppsFirst(n int, mode apiMode) (first, last time.Duration,
 			errs <- e.Cli.ContainerStart(ctx, sbID, container.StartOptions{})
 		}()
 	}
-	for range n {
-		if err := <-errs; err != nil {
-			return 0, 0, err
-		}
-	}
-	starts, err := e.appStarts(BenchLabel+"="+e.RunID, n, time.Minute, benchAppLabel+"=true")
-	if err != nil {
-		return 0, 0, err
-	}
-	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
+	return e.burstStarts(errs, n, t0)
 }
 
 // burstFloors are the bursts made through Docker's API with no agent, in
@@ -585,4 +567,20 @@ func (e *Env) startedAt(ctx context.Context, id string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("container %s: StartedAt %q: %w", id, in.State.StartedAt, err)
 	}
 	return t, nil
+}
+
+// burstStarts waits for the n goroutines of a burst made through the API
+// (each sends its error on errs), then reads the first and the last app's
+// StartedAt after t0.
+func (e *Env) burstStarts(errs <-chan error, n int, t0 time.Time) (first, last time.Duration, err error) {
+	for range n {
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+	}
+	starts, err := e.appStarts(BenchLabel+"="+e.RunID, n, time.Minute, benchAppLabel+"=true")
+	if err != nil {
+		return 0, 0, err
+	}
+	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
 }
