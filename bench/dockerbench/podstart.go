@@ -247,15 +247,7 @@ func (e *Env) apiPod(mode apiMode) (time.Duration, error) {
 	precreate := mode == apiPrecreated
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
-	create := func(img string) (string, error) {
-		labels := map[string]string{BenchLabel: e.RunID}
-		if img == testimages.TestWorkloadTag {
-			labels[benchAppLabel] = "true"
-		}
-		r, err := e.Cli.ContainerCreate(ctx, &container.Config{Image: img, Labels: labels}, hc, nil, nil, "")
-		return r.ID, err
-	}
+	create := func(img string) (string, error) { return e.apiCreate(ctx, img) }
 	var ids []string
 	if precreate {
 		for _, img := range []string{testimages.PauseTag, testimages.TestWorkloadTag} {
@@ -332,18 +324,7 @@ func (e *Env) apiBurstAppsFirst(n int, mode apiMode) (first, last time.Duration,
 	defer e.CleanupRun()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
-	create := func(img string) (string, error) {
-		labels := map[string]string{BenchLabel: e.RunID}
-		if img == testimages.TestWorkloadTag {
-			labels[benchAppLabel] = "true"
-		}
-		r, err := e.Cli.ContainerCreate(ctx, &container.Config{Image: img, Labels: labels}, hc, nil, nil, "")
-		if err != nil {
-			return "", fmt.Errorf("create %s: %w", img, err)
-		}
-		return r.ID, nil
-	}
+	create := func(img string) (string, error) { return e.apiCreate(ctx, img) }
 	var appsUp sync.WaitGroup
 	appsUp.Add(n)
 	errs := make(chan error, n)
@@ -583,4 +564,20 @@ func (e *Env) burstStarts(errs <-chan error, n int, t0 time.Time) (first, last t
 		return 0, 0, err
 	}
 	return starts[0].Sub(t0), starts[len(starts)-1].Sub(t0), nil
+}
+
+// apiCreate creates a host-network container of img through the API, as
+// the kubelet oracle's pods are, labelled BenchLabel (and benchAppLabel
+// for the app's image).
+func (e *Env) apiCreate(ctx context.Context, img string) (string, error) {
+	labels := map[string]string{BenchLabel: e.RunID}
+	if img == testimages.TestWorkloadTag {
+		labels[benchAppLabel] = "true"
+	}
+	hc := &container.HostConfig{NetworkMode: "host", LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "5"}}}
+	r, err := e.Cli.ContainerCreate(ctx, &container.Config{Image: img, Labels: labels}, hc, nil, nil, "")
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", img, err)
+	}
+	return r.ID, nil
 }
